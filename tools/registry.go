@@ -1,0 +1,176 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Spec is the advertised form of a tool: the bytes the provider sends.
+type Spec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Registry holds the tools in a stable order (sorted by name) with their
+// specs computed once, so every request advertises byte-identical tools.
+type Registry struct {
+	tools  []Tool
+	byName map[string]Tool
+	specs  []Spec
+}
+
+// NewRegistry sorts the tools by name and freezes their specs.
+func NewRegistry(ts ...Tool) (*Registry, error) {
+	r := &Registry{byName: map[string]Tool{}}
+	for _, t := range ts {
+		name := t.Name()
+		if name == "" {
+			return nil, errors.New("tools: a tool has an empty name")
+		}
+		if _, dup := r.byName[name]; dup {
+			return nil, fmt.Errorf("tools: duplicate tool %q", name)
+		}
+		params := t.Parameters()
+		if !json.Valid(params) {
+			return nil, fmt.Errorf("tools: %s: parameters are not valid JSON", name)
+		}
+		r.byName[name] = t
+		r.tools = append(r.tools, t)
+	}
+	sort.SliceStable(r.tools, func(i, j int) bool { return r.tools[i].Name() < r.tools[j].Name() })
+	for _, t := range r.tools {
+		var compact bytes.Buffer
+		_ = json.Compact(&compact, t.Parameters())
+		r.specs = append(r.specs, Spec{Name: t.Name(), Description: t.Description(), Parameters: compact.Bytes()})
+	}
+	return r, nil
+}
+
+// Tools returns the tools in advertised order. The slice must not be modified.
+func (r *Registry) Tools() []Tool { return r.tools }
+
+// Specs returns the frozen specs in advertised order. The slice must not be modified.
+func (r *Registry) Specs() []Spec { return r.specs }
+
+// Lookup finds a tool by name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	t, ok := r.byName[name]
+	return t, ok
+}
+
+// Names lists the tool names in advertised order.
+func (r *Registry) Names() []string {
+	out := make([]string, len(r.tools))
+	for i, t := range r.tools {
+		out[i] = t.Name()
+	}
+	return out
+}
+
+// Invoke runs one call: guard first (identity and depth), then argument
+// syntax, then the tool. It never panics and always returns a result the model
+// can read, so every tool call in the history gets a tool message.
+func (r *Registry) Invoke(ctx context.Context, inv Invocation, name string, args json.RawMessage) (res Result) {
+	t, ok := r.byName[name]
+	if !ok {
+		return ErrorResult("unknown tool %q; available tools: %s", name, strings.Join(r.Names(), ", "))
+	}
+	if res, denied := Guard(inv, t); denied {
+		return res
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if !json.Valid(args) {
+		return ErrorResult("invalid JSON arguments for %s: %s", name, Shorten(string(args), 200))
+	}
+	if err := ctx.Err(); err != nil {
+		return ErrorResult("%s was not run: %v", name, err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = ErrorResult("%s failed with an internal error: %v", name, p)
+			_, _ = fmt.Fprintf(panicLog, "tool %s panic: %v\n%s\n", name, p, debug.Stack())
+		}
+	}()
+	out, err := t.Run(ctx, inv, args)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return ErrorResult("%s was cancelled", name)
+		}
+		return ErrorResult("%s failed: %v", name, err)
+	}
+	return out
+}
+
+// panicLog receives stacks of recovered tool panics (stderr in the host, which goes to the log).
+var panicLog io.Writer = io.Discard
+
+// SetPanicLog sets where recovered tool panics are written.
+func SetPanicLog(w io.Writer) { panicLog = w }
+
+// Guard applies the delegation policy. It returns denied=true with the result
+// to give the model when the call must not run.
+func Guard(inv Invocation, t Tool) (Result, bool) {
+	if !inv.IsSubagent() {
+		return Result{}, false
+	}
+	switch t.Access() {
+	case ReadOnly:
+		return Result{}, false
+	case Delegation:
+		if nr, ok := t.(NestedRefuser); ok {
+			return nr.RefuseNested(inv), true
+		}
+	}
+	return CodedErrorResult("permission_denied",
+		"%s is not available to a subagent: subagents are read-only and may only use read-only tools; nothing was changed", t.Name()), true
+}
+
+// DecodeArgs decodes a JSON arguments object strictly (unknown fields are
+// errors) and words failures for the model.
+func DecodeArgs(args json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te):
+			return fmt.Errorf("argument %q must be %s, got %s", te.Field, te.Type.String(), te.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return fmt.Errorf("unknown argument %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		default:
+			return fmt.Errorf("arguments are not a valid JSON object: %v", err)
+		}
+	}
+	return nil
+}
+
+// Shorten cuts s to at most n runes, marking the cut with an ellipsis.
+func Shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}
+
+// SummarizeCall gives the one-line transcript description of a call.
+func (r *Registry) SummarizeCall(name string, args json.RawMessage) string {
+	if t, ok := r.byName[name]; ok {
+		if cs, ok := t.(CallSummarizer); ok {
+			return cs.SummarizeCall(args)
+		}
+	}
+	s := strings.Join(strings.Fields(string(args)), " ")
+	return Shorten(s, 80)
+}
