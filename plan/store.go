@@ -1,0 +1,247 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ClearedReason is the reason of the state a user clear leaves behind.
+const ClearedReason = "plan cleared by the user"
+
+// staleTempAge is how old a leftover temp file must be before OpenStore
+// removes it, so a second Fido writing the same state dir is not disturbed.
+const staleTempAge = time.Minute
+
+// clock is the time source of new stores (tests replace it).
+var clock = time.Now
+
+// Store holds the workspace plan in memory and in one JSON file (plan.json in
+// the per-workspace state dir, chosen by the caller). Every change is written
+// to disk first (temp file, fsync, rename, fsync of the directory) and only
+// then becomes the in-memory state, so a failed write changes nothing and a
+// crash leaves either the old or the new complete file.
+//
+// The version counter never goes back: Clear writes an empty plan with the
+// next version instead of deleting the file, so a plan made after a clear (or
+// after a restart following a clear) never reuses a version number the model
+// has already seen. A plan with no items counts as "no plan" for Current.
+//
+// A Store is safe for concurrent use.
+type Store struct {
+	mu   sync.Mutex
+	path string
+	last Plan // newest state, possibly with no items; Version 0 when nothing was ever saved
+	now  func() time.Time
+}
+
+// OpenStore loads the plan at path (creating its directory when needed). A
+// missing file means no plan. A file that cannot be read or is not a valid
+// plan is renamed aside to "<path>.corrupt-<UTC time>" and the store starts
+// empty; notice then tells the user what happened (show it with vim.notify).
+// err is returned only when the state directory cannot be created.
+func OpenStore(path string) (*Store, string, error) {
+	s := &Store{path: path, now: clock, last: Plan{Items: []Item{}}}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", fmt.Errorf("plan: cannot create state directory: %w", err)
+	}
+	removeStaleTemps(path)
+
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, "", nil
+	}
+	if err == nil {
+		var p Plan
+		if err = decodePlan(data, &p); err == nil {
+			s.last = p.Clone()
+			return s, "", nil
+		}
+	}
+	// Unreadable or invalid: keep it aside, never discard it silently.
+	aside := path + ".corrupt-" + s.now().UTC().Format("20060102T150405.000Z")
+	for n := 2; fileExists(aside); n++ {
+		aside = fmt.Sprintf("%s.corrupt-%s-%d", path, s.now().UTC().Format("20060102T150405.000Z"), n)
+	}
+	if rerr := os.Rename(path, aside); rerr != nil {
+		return s, fmt.Sprintf("Fido: the saved plan %s could not be loaded (%v) and could not be moved aside (%v); starting without a plan, and the next plan update will replace that file.", path, err, rerr), nil
+	}
+	return s, fmt.Sprintf("Fido: the saved plan could not be loaded (%v); it was kept as %s and Fido starts without a plan.", err, aside), nil
+}
+
+func decodePlan(data []byte, p *Plan) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(p); err != nil {
+		return fmt.Errorf("not a plan JSON document: %w", err)
+	}
+	if dec.More() {
+		return errors.New("not a plan JSON document: trailing data")
+	}
+	return p.Validate()
+}
+
+// Path is the file the store writes.
+func (s *Store) Path() string { return s.path }
+
+// Current returns a deep copy of the plan, or nil when there is none (never
+// saved, cleared, or replaced by a plan with no items).
+func (s *Store) Current() *Plan {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.last.Items) == 0 {
+		return nil
+	}
+	c := s.last.Clone()
+	return &c
+}
+
+// Version is the newest version the store holds, counting clears; 0 when no
+// plan was ever saved.
+func (s *Store) Version() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last.Version
+}
+
+// Update normalizes args against the current state (see Normalize) and saves
+// the result. On a *ValidationError or a write error nothing changes.
+func (s *Store) Update(args UpdateArgs) (Plan, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, err := Normalize(args, &s.last, s.now())
+	if err != nil {
+		return Plan{}, err
+	}
+	if err := s.save(p); err != nil {
+		return Plan{}, err
+	}
+	return p.Clone(), nil
+}
+
+// Replace saves an already normalized plan. It must be valid (Plan.Validate)
+// and its version must be newer than the store's.
+func (s *Store) Replace(p Plan) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p.Version <= s.last.Version {
+		return fmt.Errorf("plan: version %d is not newer than the saved version %d", p.Version, s.last.Version)
+	}
+	return s.save(p.Clone())
+}
+
+// Clear replaces the plan with an empty one (reason ClearedReason) with the
+// next version, on disk and in memory, and returns that cleared state: give
+// it to the model with ClearedCall so its source of truth is not stale.
+func (s *Store) Clear() (Plan, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := ClearedPlan(s.last.Version+1, s.now())
+	if err := s.save(p); err != nil {
+		return Plan{}, err
+	}
+	return p.Clone(), nil
+}
+
+// ClearedPlan is the empty plan a clear leaves behind.
+func ClearedPlan(version int, now time.Time) Plan {
+	return Plan{Version: version, UpdatedAt: FormatTime(now), Reason: ClearedReason, Items: []Item{}}
+}
+
+// save writes p and then makes it the in-memory state. Called with s.mu held.
+func (s *Store) save(p Plan) error {
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("plan: encode: %w", err)
+	}
+	if err := writeFile(s.path, append(data, '\n')); err != nil {
+		return fmt.Errorf("plan: save %s: %w", s.path, err)
+	}
+	s.last = p
+	return nil
+}
+
+// writeFile is writeAtomic; tests replace it to simulate a failing disk.
+var writeFile = writeAtomic
+
+// writeAtomic writes data to a temp file beside path, syncs it, renames it
+// over path and syncs the directory, so path always holds a complete file.
+func writeAtomic(path string, data []byte) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
+}
+
+// removeStaleTemps deletes temp files a crashed writer left behind.
+func removeStaleTemps(path string) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, "."+base+".") || !strings.HasSuffix(name, ".tmp") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTempAge {
+			_ = os.Remove(filepath.Join(dir, name))
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
