@@ -1,0 +1,106 @@
+package tools
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-pkgs/gitignore"
+)
+
+// ignoreNode is one compiled .gitignore in an immutable chain from a
+// directory up to the workspace root. The deepest file whose patterns match
+// a path decides (and within a file the last matching line), which is git's
+// precedence. Nodes are shared by every path below their directory, so each
+// .gitignore is compiled once per walk.
+type ignoreNode struct {
+	parent *ignoreNode
+	dir    string // workspace-relative slash path of the directory holding the file; "" for the root
+	m      *gitignore.Matcher
+}
+
+// newIgnoreNode compiles data as the ignore file of dir (workspace-relative).
+func newIgnoreNode(parent *ignoreNode, dir string, data []byte) *ignoreNode {
+	// New("") never spawns git to look for global excludes; AddPatterns scopes nothing
+	// because every node matches paths relative to its own directory.
+	m := gitignore.New("")
+	m.AddPatterns(fixTrailingDoubleStar(data), "")
+	if dir == "." {
+		dir = ""
+	}
+	return &ignoreNode{parent: parent, dir: dir, m: m}
+}
+
+// fixTrailingDoubleStar rewrites `X/**` lines to `X/*`. git reads `X/**` as
+// "everything inside X" but not X itself, so `!X/keep` can re-include a file;
+// the library treats it as matching X, which would prune X entirely. For a
+// pruning walker `X/*` is equivalent to git's meaning.
+func fixTrailingDoubleStar(data []byte) []byte {
+	if !bytes.Contains(data, []byte("/**")) {
+		return data
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	for i, l := range lines {
+		t := bytes.TrimRight(l, " \r")
+		if len(t) > 3 && bytes.HasSuffix(t, []byte("/**")) && !bytes.HasSuffix(t, []byte(`\/**`)) {
+			lines[i] = append(append([]byte{}, t[:len(t)-1]...), l[len(t):]...)
+		}
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
+// ignored reports whether the workspace-relative path rel is ignored.
+func (n *ignoreNode) ignored(rel string, isDir bool) bool {
+	for x := n; x != nil; x = x.parent {
+		sub := rel
+		if x.dir != "" {
+			if !strings.HasPrefix(rel, x.dir+"/") {
+				continue
+			}
+			sub = rel[len(x.dir)+1:]
+		}
+		if isDir {
+			sub += "/"
+		}
+		if r := x.m.MatchDetail(sub); r.Matched {
+			return r.Ignored
+		}
+	}
+	return false
+}
+
+// rootIgnore builds the chain for the workspace root: .git/info/exclude
+// (lowest precedence), then the root .gitignore.
+func rootIgnore(root string) *ignoreNode {
+	var n *ignoreNode
+	if data, err := os.ReadFile(filepath.Join(root, ".git", "info", "exclude")); err == nil {
+		n = newIgnoreNode(nil, "", data)
+	}
+	if data, err := os.ReadFile(filepath.Join(root, ".gitignore")); err == nil {
+		n = newIgnoreNode(n, "", data)
+	}
+	return n
+}
+
+// ignoreChainFor builds the chain that applies inside the directory relDir
+// (workspace-relative, slash-separated) and reports whether relDir or one of
+// its ancestors is itself ignored. git cannot re-include anything below an
+// ignored directory, so every ancestor must be checked, not just the leaf.
+func ignoreChainFor(root, relDir string) (*ignoreNode, bool) {
+	n := rootIgnore(root)
+	if relDir == "." || relDir == "" {
+		return n, false
+	}
+	parts := strings.Split(relDir, "/")
+	for i := range parts {
+		sub := strings.Join(parts[:i+1], "/")
+		if n.ignored(sub, true) {
+			return n, true
+		}
+		if data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(sub), ".gitignore")); err == nil {
+			n = newIgnoreNode(n, sub, data)
+		}
+	}
+	return n, false
+}

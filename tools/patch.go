@@ -1,0 +1,325 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+//go:embed patch.md
+var patchDescription string
+
+// maxPatchFileSize bounds files that search/replace reads into memory.
+const maxPatchFileSize = 16 << 20
+
+// PatchTool applies ordered create/overwrite and search/replace operations.
+type PatchTool struct{ ws *Workspace }
+
+type patchOp struct {
+	Path      string  `json:"path"`
+	Content   *string `json:"content"`
+	Search    *string `json:"search"`
+	Replace   *string `json:"replace"`
+	Skiplines int     `json:"skiplines"`
+}
+
+type patchParams struct {
+	Operations []patchOp `json:"operations"`
+}
+
+func (t *PatchTool) Name() string        { return "patch" }
+func (t *PatchTool) Description() string { return patchDescription }
+func (t *PatchTool) Access() Access      { return Mutating }
+func (t *PatchTool) Parameters() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "operations": {
+      "type": "array",
+      "minItems": 1,
+      "description": "Operations applied in order.",
+      "items": {
+        "type": "object",
+        "properties": {
+          "path": {"type": "string", "description": "File relative to the workspace root."},
+          "content": {"type": "string", "description": "Full new content (create or overwrite). Not with search/replace."},
+          "search": {"type": "string", "description": "Exact text to find (first occurrence after skiplines lines)."},
+          "replace": {"type": "string", "description": "Replacement for search; \"\" deletes."},
+          "skiplines": {"type": "integer", "minimum": 0, "description": "Lines to skip before searching. Default 0."}
+        },
+        "required": ["path"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["operations"],
+  "additionalProperties": false
+}`)
+}
+
+func (t *PatchTool) SummarizeCall(args json.RawMessage) string {
+	var p patchParams
+	_ = json.Unmarshal(args, &p)
+	var paths []string
+	seen := map[string]bool{}
+	for _, op := range p.Operations {
+		if !seen[op.Path] {
+			seen[op.Path] = true
+			paths = append(paths, op.Path)
+		}
+	}
+	s := strings.Join(paths, ", ")
+	if len(p.Operations) != 1 {
+		s = fmt.Sprintf("%d ops: %s", len(p.Operations), s)
+	}
+	return Shorten(s, 100)
+}
+
+// validate checks an operation's shape before anything runs.
+func (op patchOp) validate() error {
+	switch {
+	case strings.TrimSpace(op.Path) == "":
+		return errors.New("path is required")
+	case op.Content != nil && (op.Search != nil || op.Replace != nil):
+		return errors.New("give either content, or search and replace, not both")
+	case op.Content != nil:
+		if op.Skiplines != 0 {
+			return errors.New("skiplines only applies to search/replace")
+		}
+		return nil
+	case op.Search == nil && op.Replace == nil:
+		return errors.New("give content (create/overwrite) or search and replace (edit)")
+	case op.Search == nil:
+		return errors.New("replace needs search")
+	case op.Replace == nil:
+		return errors.New(`search needs replace (use "replace": "" to delete the text)`)
+	case *op.Search == "":
+		return errors.New("search must not be empty")
+	case op.Skiplines < 0:
+		return fmt.Errorf("skiplines must be 0 or more, got %d", op.Skiplines)
+	}
+	return nil
+}
+
+func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+	var p patchParams
+	if err := DecodeArgs(args, &p); err != nil {
+		return ErrorResult("patch: %v", err), nil
+	}
+	if len(p.Operations) == 0 {
+		return ErrorResult("patch: operations is required and must not be empty"), nil
+	}
+	abs := make([]string, len(p.Operations))
+	for i, op := range p.Operations {
+		if err := op.validate(); err != nil {
+			return ErrorResult("patch: operation %d (%s): %v; nothing was changed", i+1, op.Path, err), nil
+		}
+		a, err := t.ws.Sandbox.Resolve(op.Path)
+		if err != nil {
+			return ErrorResult("patch: operation %d: %v; nothing was changed", i+1, err), nil
+		}
+		if a == t.ws.Root {
+			return ErrorResult("patch: operation %d: path must name a file, not the workspace root; nothing was changed", i+1), nil
+		}
+		abs[i] = a
+	}
+	checked := map[string]bool{}
+	for i, a := range abs {
+		if checked[a] {
+			continue
+		}
+		checked[a] = true
+		if err := t.ws.modifiedError(ctx, a); err != nil {
+			return ErrorResult("patch: operation %d: %v", i+1, err), nil
+		}
+	}
+
+	var (
+		b       strings.Builder
+		changed []string
+		seen    = map[string]bool{}
+		applied int
+		failed  = -1
+		notes   string
+	)
+	for i, op := range p.Operations {
+		if err := ctx.Err(); err != nil && failed < 0 {
+			failed = i
+			fmt.Fprintf(&b, "op %d ✗ %s: cancelled\n", i+1, op.Path)
+			continue
+		}
+		if failed >= 0 {
+			fmt.Fprintf(&b, "op %d – %s: not attempted\n", i+1, op.Path)
+			continue
+		}
+		msg, entry, err := t.apply(op, abs[i])
+		if err != nil {
+			failed = i
+			fmt.Fprintf(&b, "op %d ✗ %s: %v\n", i+1, op.Path, err)
+			continue
+		}
+		applied++
+		fmt.Fprintf(&b, "op %d ✓ %s: %s\n", i+1, op.Path, msg)
+		if !seen[abs[i]] {
+			seen[abs[i]] = true
+			changed = append(changed, abs[i])
+		}
+		if n := t.ws.record(entry); n != "" && notes == "" {
+			notes = n
+		}
+	}
+	t.ws.reload(ctx, changed)
+	b.WriteString(strings.TrimPrefix(notes, "\n"))
+	total := len(p.Operations)
+	if failed >= 0 {
+		head := fmt.Sprintf("error: operation %d of %d failed; %d applied before it stay applied, the rest were not attempted. Fix the failed operation and send it and the remaining ones again.\n", failed+1, total, applied)
+		return Result{
+			Content: head + b.String(),
+			IsError: true,
+			Summary: fmt.Sprintf("%d of %d ops applied; op %d failed", applied, total, failed+1),
+			Changed: changed,
+		}, nil
+	}
+	summary := "✓ " + plural(total, "op", "ops")
+	return Result{Content: b.String(), Summary: summary, Changed: changed}, nil
+}
+
+// apply runs one operation and returns a short description and its undo entry.
+func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
+	rel := t.ws.Sandbox.Rel(abs)
+	entry := UndoEntry{Tool: "patch", Path: rel}
+	fi, statErr := os.Stat(abs)
+	exists := statErr == nil
+	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+		return "", entry, errors.New(errorText(t.ws, abs, statErr))
+	}
+	if exists && fi.IsDir() {
+		return "", entry, fmt.Errorf("%s is a directory", rel)
+	}
+	if exists && !fi.Mode().IsRegular() {
+		return "", entry, fmt.Errorf("%s is not a regular file", rel)
+	}
+	perm := fs.FileMode(0o644)
+	if exists {
+		perm = fi.Mode().Perm()
+	}
+
+	if op.Content != nil {
+		content := []byte(*op.Content)
+		entry.Op = "create"
+		adapted := ""
+		if exists {
+			entry.Op = "overwrite"
+			recordPrior(&entry, abs)
+			if usesCRLF(abs) && !bytes.Contains(content, []byte("\r\n")) && bytes.Contains(content, nl) {
+				content = toCRLF(content)
+				adapted = ", CRLF kept"
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return "", entry, errors.New(errorText(t.ws, filepath.Dir(abs), err))
+		}
+		if err := writeFileAtomic(abs, content, perm); err != nil {
+			return "", entry, errors.New(errorText(t.ws, abs, err))
+		}
+		verb := "created"
+		if exists {
+			verb = "overwrote"
+		}
+		return fmt.Sprintf("%s (%s%s)", verb, plural(countLines(content), "line", "lines"), adapted), entry, nil
+	}
+
+	if !exists {
+		return "", entry, fmt.Errorf("%s does not exist; use content to create it", rel)
+	}
+	if fi.Size() > maxPatchFileSize {
+		return "", entry, fmt.Errorf("%s is %d bytes; search/replace handles files up to %d bytes (overwrite it with content instead)", rel, fi.Size(), maxPatchFileSize)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return "", entry, errors.New(errorText(t.ws, abs, err))
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return "", entry, fmt.Errorf("%s is a binary file; search/replace only edits text", rel)
+	}
+	entry.Op = "edit"
+	priorContent(&entry, data)
+	search, replace := []byte(*op.Search), []byte(*op.Replace)
+	crlf := bytes.Contains(data, []byte("\r\n"))
+	if crlf && !bytes.Contains(search, []byte{'\r'}) {
+		search, replace = toCRLF(search), toCRLF(replace)
+	}
+	start, ok := lineOffset(data, op.Skiplines)
+	if !ok {
+		return "", entry, fmt.Errorf("skiplines is %d but %s has only %d lines", op.Skiplines, rel, countLines(data))
+	}
+	i := bytes.Index(data[start:], search)
+	if i < 0 {
+		if j := bytes.Index(data, search); j >= 0 {
+			return "", entry, fmt.Errorf("search text not found after skipping %d lines; it occurs earlier, at line %d (lower skiplines)", op.Skiplines, bytes.Count(data[:j], nl)+1)
+		}
+		return "", entry, fmt.Errorf("search text not found in %s; it must match exactly, including whitespace and indentation: read the file again and copy the text", rel)
+	}
+	i += start
+	out := make([]byte, 0, len(data)-len(search)+len(replace))
+	out = append(append(append(out, data[:i]...), replace...), data[i+len(search):]...)
+	if err := writeFileAtomic(abs, out, perm); err != nil {
+		return "", entry, errors.New(errorText(t.ws, abs, err))
+	}
+	return fmt.Sprintf("replaced at line %d", bytes.Count(data[:i], nl)+1), entry, nil
+}
+
+// usesCRLF reports whether the file at abs has CRLF line endings (judged by its first line end).
+func usesCRLF(abs string) bool {
+	f, err := os.Open(abs)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := f.Read(buf)
+	i := bytes.IndexByte(buf[:n], '\n')
+	return i > 0 && buf[i-1] == '\r'
+}
+
+// toCRLF turns lone \n into \r\n.
+func toCRLF(b []byte) []byte {
+	var out bytes.Buffer
+	out.Grow(len(b) + bytes.Count(b, nl))
+	for i, c := range b {
+		if c == '\n' && (i == 0 || b[i-1] != '\r') {
+			out.WriteByte('\r')
+		}
+		out.WriteByte(c)
+	}
+	return out.Bytes()
+}
+
+// lineOffset returns the byte offset where line n (zero-based) starts.
+func lineOffset(data []byte, n int) (int, bool) {
+	off := 0
+	for ; n > 0; n-- {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			return 0, false
+		}
+		off += i + 1
+	}
+	return off, true
+}
+
+// countLines counts lines the way an editor shows them (a final line without \n counts).
+func countLines(b []byte) int {
+	n := bytes.Count(b, nl)
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}

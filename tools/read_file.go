@@ -1,0 +1,227 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+//go:embed read_file.md
+var readFileDescription string
+
+const (
+	readDefaultLimit = 500
+	readMaxLimit     = 2000
+	readMaxLineLen   = 4000
+	readMaxBytes     = 256 << 10
+	binarySniffLen   = 8 << 10
+)
+
+// ReadFileTool reads a text file by lines.
+type ReadFileTool struct{ ws *Workspace }
+
+type readFileParams struct {
+	Path  string `json:"path"`
+	Seek  int    `json:"seek"`
+	Limit int    `json:"limit"`
+}
+
+func (t *ReadFileTool) Name() string        { return "read_file" }
+func (t *ReadFileTool) Description() string { return readFileDescription }
+func (t *ReadFileTool) Access() Access      { return ReadOnly }
+func (t *ReadFileTool) Parameters() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "File relative to the workspace root."},
+    "seek": {"type": "integer", "minimum": 0, "description": "Zero-based index of the first line to return. Default 0."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "Maximum number of lines to return. Default 500."}
+  },
+  "required": ["path"],
+  "additionalProperties": false
+}`)
+}
+
+func (t *ReadFileTool) SummarizeCall(args json.RawMessage) string {
+	var p readFileParams
+	_ = json.Unmarshal(args, &p)
+	s := p.Path
+	switch {
+	case p.Limit > 0:
+		s += fmt.Sprintf(" %d–%d", p.Seek+1, p.Seek+p.Limit)
+	case p.Seek > 0:
+		s += fmt.Sprintf(" from %d", p.Seek+1)
+	}
+	return s
+}
+
+// readLines is the result of reading a window of a file's lines.
+type readLines struct {
+	text     string
+	first    int // zero-based index of the first returned line
+	returned int
+	total    int
+	crlf     bool
+	cutLines int
+	byteCap  bool // stopped early at readMaxBytes
+}
+
+func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+	var p readFileParams
+	if err := DecodeArgs(args, &p); err != nil {
+		return ErrorResult("read_file: %v", err), nil
+	}
+	if p.Path == "" {
+		return ErrorResult("read_file: path is required"), nil
+	}
+	if p.Seek < 0 {
+		return ErrorResult("read_file: seek must be 0 or more, got %d", p.Seek), nil
+	}
+	switch {
+	case p.Limit < 0:
+		return ErrorResult("read_file: limit must be positive, got %d", p.Limit), nil
+	case p.Limit == 0:
+		p.Limit = readDefaultLimit
+	case p.Limit > readMaxLimit:
+		p.Limit = readMaxLimit
+	}
+	abs, err := t.ws.Sandbox.Resolve(p.Path)
+	if err != nil {
+		return ErrorResult("read_file: %v", err), nil
+	}
+	rel := t.ws.Sandbox.Rel(abs)
+	f, err := os.Open(abs)
+	if err != nil {
+		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
+	}
+	if fi.IsDir() {
+		return ErrorResult("read_file: %s is a directory; use list_files to see its entries", rel), nil
+	}
+	if !fi.Mode().IsRegular() {
+		return ErrorResult("read_file: %s is not a regular file", rel), nil
+	}
+	rl, err := readWindow(ctx, f, p.Seek, p.Limit)
+	if err != nil {
+		if errors.Is(err, errBinary) {
+			return ErrorResult("read_file: %s is a binary file (it contains NUL bytes); read_file only reads text", rel), nil
+		}
+		if ctx.Err() != nil {
+			return Result{}, err
+		}
+		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
+	}
+	if rl.total == 0 {
+		return Result{Content: fmt.Sprintf("[%s: empty file, 0 lines]\n", rel), Summary: "✓ empty file"}, nil
+	}
+	if p.Seek >= rl.total {
+		return ErrorResult("read_file: seek %d is past the end: %s has %d lines (valid seek: 0 to %d)", p.Seek, rel, rl.total, rl.total-1), nil
+	}
+	var b strings.Builder
+	crlf := ""
+	if rl.crlf {
+		crlf = ", CRLF line endings"
+	}
+	fmt.Fprintf(&b, "[%s: lines %d-%d of %d%s]\n", rel, rl.first+1, rl.first+rl.returned, rl.total, crlf)
+	b.WriteString(rl.text)
+	next := rl.first + rl.returned
+	if next < rl.total {
+		why := ""
+		if rl.byteCap {
+			why = " (output capped at 256 KiB)"
+		}
+		fmt.Fprintf(&b, "[more: %d lines follow%s; call read_file with seek=%d]\n", rl.total-next, why, next)
+	}
+	if rl.cutLines > 0 {
+		fmt.Fprintf(&b, "[%d lines longer than %d bytes were cut]\n", rl.cutLines, readMaxLineLen)
+	}
+	summary := fmt.Sprintf("✓ %d lines", rl.returned)
+	if rl.returned < rl.total {
+		summary = fmt.Sprintf("✓ %d of %d lines", rl.returned, rl.total)
+	}
+	return Result{Content: b.String(), Summary: summary}, nil
+}
+
+var errBinary = errors.New("binary file")
+
+// readWindow streams r once: it counts every line and keeps lines
+// [seek, seek+limit) within the byte caps.
+func readWindow(ctx context.Context, r io.Reader, seek, limit int) (readLines, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, err := br.Peek(binarySniffLen)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return readLines{}, err
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return readLines{}, errBinary
+	}
+	rl := readLines{first: seek}
+	var out bytes.Buffer
+	var line []byte // the current line's kept prefix
+	lineLen := 0
+	inLine := false
+	taking := func() bool { return rl.total >= seek && rl.returned < limit && !rl.byteCap }
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			inLine = true
+			if taking() && len(line) < readMaxLineLen+2 {
+				line = append(line, chunk...)
+			}
+			lineLen += len(chunk)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return rl, err
+		}
+		if inLine {
+			if taking() {
+				content := bytes.TrimSuffix(line, nl)
+				if bytes.HasSuffix(content, []byte{'\r'}) {
+					rl.crlf = true
+					content = content[:len(content)-1]
+				}
+				if out.Len()+len(content) > readMaxBytes && rl.returned > 0 {
+					rl.byteCap = true
+				} else {
+					if len(content) > readMaxLineLen {
+						cut := readMaxLineLen
+						for cut > 0 && content[cut]&0xC0 == 0x80 {
+							cut--
+						}
+						content = append(content[:cut:cut], fmt.Sprintf(" … [line cut: %d bytes]", lineLen)...)
+						rl.cutLines++
+					}
+					out.Write(content)
+					out.WriteByte('\n')
+					rl.returned++
+				}
+			} else if rl.total == 0 && bytes.HasSuffix(chunk, []byte("\r\n")) {
+				rl.crlf = true
+			}
+			rl.total++
+			line, lineLen, inLine = line[:0], 0, false
+			if rl.total%65536 == 0 && ctx.Err() != nil {
+				return rl, ctx.Err()
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	rl.text = out.String()
+	return rl, nil
+}

@@ -1,0 +1,64 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+//go:embed rm.md
+var rmDescription string
+
+// RmTool deletes one file, keeping its content in the undo log.
+type RmTool struct{ ws *Workspace }
+
+func (t *RmTool) Name() string        { return "rm" }
+func (t *RmTool) Description() string { return rmDescription }
+func (t *RmTool) Access() Access      { return Mutating }
+func (t *RmTool) Parameters() json.RawMessage {
+	return pathSchema("File to delete, relative to the workspace root.")
+}
+func (t *RmTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
+
+func (t *RmTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+	var p pathParams
+	if err := DecodeArgs(args, &p); err != nil {
+		return ErrorResult("rm: %v", err), nil
+	}
+	if p.Path == "" {
+		return ErrorResult("rm: path is required"), nil
+	}
+	abs, err := t.ws.Sandbox.ResolveNoFollow(p.Path)
+	if err != nil {
+		return ErrorResult("rm: %v", err), nil
+	}
+	rel := t.ws.Sandbox.Rel(abs)
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
+	}
+	if fi.IsDir() {
+		return ErrorResult("rm: %s is a directory; use rmdir to delete a directory", rel), nil
+	}
+	if err := t.ws.modifiedError(ctx, abs); err != nil {
+		return ErrorResult("rm: %v", err), nil
+	}
+	entry := UndoEntry{Tool: "rm", Op: "rm", Path: rel}
+	if fi.Mode().IsRegular() {
+		recordPrior(&entry, abs)
+	} else if target, err := os.Readlink(abs); err == nil {
+		entry.Existed, entry.PriorOmitted = true, "symbolic link to "+target
+	}
+	if err := os.Remove(abs); err != nil {
+		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
+	}
+	note := t.ws.record(entry)
+	t.ws.reload(ctx, []string{abs})
+	return Result{
+		Content: fmt.Sprintf("deleted %s (%d bytes)\n%s", rel, fi.Size(), note),
+		Summary: "✓ deleted",
+		Changed: []string{abs},
+	}, nil
+}

@@ -1,0 +1,93 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+//go:embed rmdir.md
+var rmdirDescription string
+
+// maxReloadPaths bounds how many removed files rmdir hands to the editor.
+const maxReloadPaths = 1000
+
+// RmdirTool deletes a directory recursively.
+type RmdirTool struct{ ws *Workspace }
+
+func (t *RmdirTool) Name() string        { return "rmdir" }
+func (t *RmdirTool) Description() string { return rmdirDescription }
+func (t *RmdirTool) Access() Access      { return Mutating }
+func (t *RmdirTool) Parameters() json.RawMessage {
+	return pathSchema("Directory to delete with everything in it, relative to the workspace root.")
+}
+func (t *RmdirTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
+
+func (t *RmdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+	var p pathParams
+	if err := DecodeArgs(args, &p); err != nil {
+		return ErrorResult("rmdir: %v", err), nil
+	}
+	if p.Path == "" {
+		return ErrorResult("rmdir: path is required"), nil
+	}
+	abs, err := t.ws.Sandbox.ResolveNoFollow(p.Path)
+	if err != nil {
+		return ErrorResult("rmdir: %v", err), nil
+	}
+	if abs == t.ws.Root {
+		return ErrorResult("rmdir: refusing to delete the workspace root"), nil
+	}
+	rel := t.ws.Sandbox.Rel(abs)
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return ErrorResult("rmdir: %s", errorText(t.ws, abs, err)), nil
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if err := os.Remove(abs); err != nil {
+			return ErrorResult("rmdir: %s", errorText(t.ws, abs, err)), nil
+		}
+		note := t.ws.record(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true, PriorOmitted: "symbolic link; only the link was removed"})
+		return Result{Content: fmt.Sprintf("removed the symbolic link %s (its target is untouched)\n%s", rel, note), Summary: "✓ removed link", Changed: []string{abs}}, nil
+	}
+	if !fi.IsDir() {
+		return ErrorResult("rmdir: %s is a file; use rm to delete a file", rel), nil
+	}
+	var files []string
+	walkErr := filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			files = append(files, path)
+		}
+		return ctx.Err()
+	})
+	if walkErr != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		return ErrorResult("rmdir: cannot read everything inside %s (%v); nothing was deleted", rel, walkErr), nil
+	}
+	for _, f := range files {
+		if err := t.ws.modifiedError(ctx, f); err != nil {
+			return ErrorResult("rmdir: %v", err), nil
+		}
+	}
+	if err := os.RemoveAll(abs); err != nil {
+		return ErrorResult("rmdir: %s; some entries may already be deleted", errorText(t.ws, abs, err)), nil
+	}
+	note := t.ws.record(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true,
+		PriorOmitted: fmt.Sprintf("directory with %d files; contents are not kept", len(files))})
+	changed := append([]string{abs}, files[:min(len(files), maxReloadPaths)]...)
+	t.ws.reload(ctx, changed)
+	return Result{
+		Content: fmt.Sprintf("deleted %s/ with %s\n%s", rel, plural(len(files), "file", "files"), note),
+		Summary: fmt.Sprintf("✓ deleted %s", plural(len(files), "file", "files")),
+		Changed: changed,
+	}, nil
+}

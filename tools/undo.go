@@ -1,0 +1,174 @@
+package tools
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Undo log bounds: one entry keeps at most MaxUndoContent bytes of prior
+// content; the whole log keeps at most maxUndoEntries entries and
+// maxUndoTotal bytes of content (older content is dropped first, and the
+// entry says so).
+const (
+	MaxUndoContent = 1 << 20
+	maxUndoEntries = 200
+	maxUndoTotal   = 8 << 20
+)
+
+// UndoEntry records one mutation. For patch and rm it keeps the content the
+// file had before (when it existed and was small enough), which is the ground
+// for a real revert.
+type UndoEntry struct {
+	Time time.Time `json:"time"`
+	Tool string    `json:"tool"`
+	// Op is what happened: "create", "overwrite", "edit", "rm", "rmdir" or "mkdir".
+	Op   string `json:"op"`
+	Path string `json:"path"` // workspace-relative
+	// Existed says whether Path existed before (patch).
+	Existed bool `json:"existed"`
+	// Prior is the previous content; Encoding is "" for UTF-8 text or "base64".
+	Prior    *string `json:"prior,omitempty"`
+	Encoding string  `json:"encoding,omitempty"`
+	// PriorSize is the previous size in bytes when the file existed.
+	PriorSize int64 `json:"prior_size,omitempty"`
+	// PriorOmitted says why Prior is missing although the file existed.
+	PriorOmitted string `json:"prior_omitted,omitempty"`
+}
+
+// UndoLog is the newest-first mutation log kept in undo.json in the
+// workspace's state directory. It is safe for concurrent use.
+type UndoLog struct {
+	mu      sync.Mutex
+	path    string
+	entries []UndoEntry
+}
+
+// OpenUndoLog loads the log at path (a missing file is an empty log). A
+// corrupt file is moved aside to path+".corrupt-<time>" and the log starts
+// empty; the returned error then says so in words for the user, and the
+// returned log is usable.
+func OpenUndoLog(path string) (*UndoLog, error) {
+	u := &UndoLog{path: path}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return u, nil
+	}
+	if err != nil {
+		return u, fmt.Errorf("undo log %s could not be read (%v); starting with an empty log", path, err)
+	}
+	if err := json.Unmarshal(data, &u.entries); err != nil {
+		u.entries = nil
+		aside := path + ".corrupt-" + time.Now().UTC().Format("20060102T150405")
+		if rerr := os.Rename(path, aside); rerr != nil {
+			return u, fmt.Errorf("undo log %s is corrupt (%v) and could not be moved aside (%v); starting with an empty log", path, err, rerr)
+		}
+		return u, fmt.Errorf("undo log %s was corrupt (%v); moved it to %s and started an empty log", path, err, aside)
+	}
+	return u, nil
+}
+
+// Path is where the log is stored.
+func (u *UndoLog) Path() string { return u.path }
+
+// Entries returns a copy of the entries, newest first.
+func (u *UndoLog) Entries() []UndoEntry {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]UndoEntry(nil), u.entries...)
+}
+
+// Record prepends e and saves the log atomically. Content beyond the bounds
+// is dropped from the oldest entries first.
+func (u *UndoLog) Record(e UndoEntry) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.entries = append([]UndoEntry{e}, u.entries...)
+	if len(u.entries) > maxUndoEntries {
+		u.entries = u.entries[:maxUndoEntries]
+	}
+	total := 0
+	for i := range u.entries {
+		if p := u.entries[i].Prior; p != nil {
+			total += len(*p)
+			if total > maxUndoTotal {
+				u.entries[i].Prior, u.entries[i].Encoding = nil, ""
+				u.entries[i].PriorOmitted = "dropped: the undo log keeps at most 8 MiB of content"
+			}
+		}
+	}
+	data, err := json.MarshalIndent(u.entries, "", " ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(u.path, data, 0o600)
+}
+
+// priorContent fills e's Prior fields from a file's previous bytes.
+func priorContent(e *UndoEntry, data []byte) {
+	e.Existed = true
+	e.PriorSize = int64(len(data))
+	if len(data) > MaxUndoContent {
+		e.PriorOmitted = fmt.Sprintf("too large: %d bytes (the undo log keeps at most %d bytes per file)", len(data), MaxUndoContent)
+		return
+	}
+	s := string(data)
+	if !utf8.ValidString(s) {
+		s, e.Encoding = base64.StdEncoding.EncodeToString(data), "base64"
+	}
+	e.Prior = &s
+}
+
+// writeFileAtomic writes data to a temporary file beside path, syncs it and
+// renames it over path, so readers see the old or the new file, never a mix.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}

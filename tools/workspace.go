@@ -1,0 +1,145 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Workspace is what the workspace tools share: the sandboxed root, the
+// editor hosting Fido (may be nil) and the undo log (may be nil).
+type Workspace struct {
+	Root    string // absolute, symlinks resolved
+	Sandbox *Sandbox
+	Editor  Editor
+	Undo    *UndoLog
+}
+
+// NewWorkspace opens the workspace rooted at root, an existing directory.
+// editor and undo may be nil (no editor integration, no undo log).
+func NewWorkspace(root string, editor Editor, undo *UndoLog) (*Workspace, error) {
+	sb, err := NewSandbox(root)
+	if err != nil {
+		return nil, err
+	}
+	return &Workspace{Root: sb.Root(), Sandbox: sb, Editor: editor, Undo: undo}, nil
+}
+
+// WorkspaceTools returns the eight workspace tools bound to ws.
+func WorkspaceTools(ws *Workspace) []Tool {
+	return []Tool{
+		&ListFilesTool{ws: ws},
+		&FindFilesTool{ws: ws},
+		&ReadFileTool{ws: ws},
+		&RipgrepTool{ws: ws},
+		&PatchTool{ws: ws},
+		&MkdirTool{ws: ws},
+		&RmTool{ws: ws},
+		&RmdirTool{ws: ws},
+	}
+}
+
+// ListRoot is a short listing of the workspace root for the system prompt:
+// at most max entries (directories end in /), ignore rules applied, hidden
+// directories left out, sorted, with a count of the rest.
+func ListRoot(ws *Workspace, max int) string {
+	var names []string
+	walkDir(context.Background(), ws.Root, ws.Root, ".", walkOptions{HiddenFiles: true, MaxDepth: 1, Workers: 1},
+		func(_ int, e walkEntry) bool {
+			n := e.Rel
+			if e.isDir() {
+				n += "/"
+			}
+			names = append(names, n)
+			return false
+		})
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "(empty)"
+	}
+	if max > 0 && len(names) > max {
+		rest := len(names) - max
+		names = append(names[:max:max], fmt.Sprintf("… and %d more", rest))
+	}
+	return strings.Join(names, "\n")
+}
+
+// modifiedError returns a model-facing refusal when the editor has unsaved
+// changes for abs; nil when it has none or there is no editor.
+func (ws *Workspace) modifiedError(ctx context.Context, abs string) error {
+	if ws.Editor == nil {
+		return nil
+	}
+	mod, err := ws.Editor.Modified(ctx, abs)
+	if err != nil {
+		return fmt.Errorf("could not ask the editor whether %s has unsaved changes: %v; nothing was changed", ws.Sandbox.Rel(abs), err)
+	}
+	if mod {
+		return fmt.Errorf("%s has unsaved changes in an editor buffer; the user must save (:w) or discard them first; nothing was changed", ws.Sandbox.Rel(abs))
+	}
+	return nil
+}
+
+// reload asks the editor to show the new disk state of paths.
+func (ws *Workspace) reload(ctx context.Context, paths []string) {
+	if ws.Editor != nil && len(paths) > 0 {
+		ws.Editor.Reload(ctx, paths)
+	}
+}
+
+// record adds an undo entry; the returned note is appended to the tool
+// result when the log could not be written (the change itself stands).
+func (ws *Workspace) record(e UndoEntry) string {
+	if ws.Undo == nil {
+		return ""
+	}
+	if err := ws.Undo.Record(e); err != nil {
+		return fmt.Sprintf("\nwarning: the undo log could not be written: %v", err)
+	}
+	return ""
+}
+
+// recordPrior fills e's prior-content fields from the file at abs, reading
+// at most MaxUndoContent bytes of it.
+func recordPrior(e *UndoEntry, abs string) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return
+	}
+	if fi.Size() > MaxUndoContent {
+		e.Existed, e.PriorSize = true, fi.Size()
+		e.PriorOmitted = fmt.Sprintf("too large: %d bytes (the undo log keeps at most %d bytes per file)", fi.Size(), MaxUndoContent)
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxUndoContent+1))
+	if err != nil {
+		e.Existed, e.PriorSize = true, fi.Size()
+		e.PriorOmitted = fmt.Sprintf("could not be read: %v", err)
+		return
+	}
+	priorContent(e, data)
+}
+
+// errorText words an OS error about a workspace path for the model.
+func errorText(ws *Workspace, abs string, err error) string {
+	rel := ws.Sandbox.Rel(abs)
+	switch {
+	case os.IsNotExist(err):
+		return fmt.Sprintf("%s does not exist", rel)
+	case os.IsPermission(err):
+		return fmt.Sprintf("%s: permission denied", rel)
+	}
+	if pe, ok := err.(*fs.PathError); ok {
+		return fmt.Sprintf("%s: %s %v", rel, pe.Op, pe.Err)
+	}
+	return fmt.Sprintf("%s: %v", rel, err)
+}
