@@ -2,12 +2,20 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/fido-nvim/fido/tools"
 )
 
 // MaxIterations is the default bound of model calls in one turn.
 const MaxIterations = 20
+
+// ErrMaxIterations ends a turn that kept calling tools.
+var ErrMaxIterations = errors.New("the turn stopped after the maximum number of model calls")
 
 // Observer receives a loop's events, all on the loop's goroutine.
 type Observer interface {
@@ -48,3 +56,107 @@ func ParentMessages(ctx context.Context) ([]Message, bool) {
 	}
 	return f(), true
 }
+
+// Run sends msgs and iterates until the model answers without tool calls. It
+// returns the whole conversation (msgs plus what the turn added). Whatever
+// happens, every assistant tool call in the returned messages has a tool
+// result, so the next request is always valid. msgs itself is not modified.
+func (l *Loop) Run(ctx context.Context, msgs []Message) ([]Message, error) {
+	obs := l.Observer
+	if obs == nil {
+		obs = nopObserver{}
+	}
+	limit := l.MaxIterations
+	if limit <= 0 {
+		limit = MaxIterations
+	}
+	conv := append([]Message(nil), msgs...)
+	var specs []tools.Spec
+	if l.Registry != nil {
+		specs = l.Registry.Specs()
+	}
+	for iter := 1; iter <= limit; iter++ {
+		if err := ctx.Err(); err != nil {
+			return conv, err
+		}
+		obs.ModelCall(iter)
+		resp, err := l.Provider.Stream(ctx, Request{
+			Model: l.Model, Messages: conv, Tools: specs, Reasoning: l.Reasoning,
+		}, obs.Delta)
+		if err != nil {
+			if ctx.Err() != nil {
+				return conv, ctx.Err()
+			}
+			return conv, err
+		}
+		obs.Usage(resp.Usage)
+		am := resp.Message.Clone()
+		am.Role = RoleAssistant
+		calls := append([]ToolCall(nil), am.ToolCalls...)
+		for i := range am.ToolCalls {
+			if am.ToolCalls[i].ID == "" {
+				am.ToolCalls[i].ID = "call_" + randomHex(8)
+				calls[i].ID = am.ToolCalls[i].ID
+			}
+			// Providers may reject a history whose arguments are not JSON; the
+			// tool result still quotes what the model sent.
+			if !json.Valid([]byte(am.ToolCalls[i].Arguments)) {
+				am.ToolCalls[i].Arguments = "{}"
+			}
+		}
+		conv = append(conv, am)
+		if len(calls) == 0 {
+			return conv, nil
+		}
+		for _, call := range calls {
+			if ctx.Err() != nil {
+				conv = append(conv, ToolMessage(call, `{"error":"not run: the turn was cancelled"}`))
+				continue
+			}
+			conv = append(conv, l.runTool(ctx, obs, &conv, call))
+		}
+		if err := ctx.Err(); err != nil {
+			return conv, err
+		}
+	}
+	return conv, fmt.Errorf("%w (%d)", ErrMaxIterations, limit)
+}
+
+func (l *Loop) runTool(ctx context.Context, obs Observer, conv *[]Message, call ToolCall) Message {
+	args := json.RawMessage(call.Arguments)
+	summary := call.Name
+	if l.Registry != nil {
+		summary = l.Registry.SummarizeCall(call.Name, args)
+	}
+	obs.ToolCall(call, summary)
+	inv := l.Invocation
+	inv.CallID = call.ID
+	tctx := context.WithValue(ctx, forkKey{}, func() []Message { return CloneMessages(*conv) })
+	var res tools.Result
+	if l.Registry == nil {
+		res = tools.ErrorResult("unknown tool %q: no tools are available", call.Name)
+	} else {
+		res = l.Registry.Invoke(tctx, inv, call.Name, args)
+	}
+	obs.ToolResult(call, res)
+	return ToolMessage(call, res.Content)
+}
+
+// ToolMessage is the tool-role answer to call.
+func ToolMessage(call ToolCall, content string) Message {
+	return Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: content}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) ModelCall(int)                     {}
+func (nopObserver) Delta(Delta)                       {}
+func (nopObserver) ToolCall(ToolCall, string)         {}
+func (nopObserver) ToolResult(ToolCall, tools.Result) {}
+func (nopObserver) Usage(Usage)                       {}

@@ -1,0 +1,127 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Command is a local slash command: it runs without a model turn.
+type Command struct {
+	Name string
+	Args string
+	Help string
+}
+
+// Commands lists the slash commands in the order completion shows them.
+var Commands = []Command{
+	{Name: "/plan", Args: "[clear]", Help: "show the plan window; /plan clear clears the plan"},
+	{Name: "/suspend", Args: "[description]", Help: "save this conversation as a snapshot"},
+	{Name: "/recall", Help: "restore a saved snapshot (the workspace plan is kept)"},
+	{Name: "/undo", Help: "show the newest entries of the mutation log"},
+	{Name: "/reasoning", Args: "[minimal|low|medium|high|default]", Help: "show or set the reasoning effort"},
+	{Name: "/help", Help: "list the commands"},
+	{Name: "/quit", Help: "cancel any turn and close Fido's windows"},
+}
+
+// ReasoningLevels are the accepted efforts; "default" clears the setting.
+var ReasoningLevels = []string{"minimal", "low", "medium", "high"}
+
+func (s *Session) command(text string) {
+	name, arg, _ := strings.Cut(strings.TrimSpace(text), " ")
+	arg = strings.TrimSpace(arg)
+	switch name {
+	case "/plan":
+		switch arg {
+		case "":
+			s.ui.ShowPlan(false)
+			if s.cfg.Plans == nil || s.cfg.Plans.Current() == nil {
+				s.ui.Notice("no plan yet")
+			}
+		case "clear":
+			s.ClearPlan()
+		default:
+			s.ui.Error(fmt.Sprintf("/plan: unknown argument %q (use /plan or /plan clear)", arg))
+		}
+	case "/reasoning":
+		s.setReasoning(arg)
+	case "/suspend":
+		s.suspend(arg)
+	case "/recall":
+		s.recall()
+	case "/undo":
+		s.showUndo()
+	case "/help":
+		var b strings.Builder
+		b.WriteString("commands:")
+		for _, c := range Commands {
+			fmt.Fprintf(&b, "\n  %s %s — %s", c.Name, c.Args, c.Help)
+		}
+		s.ui.Notice(b.String())
+	case "/quit":
+		s.Cancel()
+		if s.cfg.Quit != nil {
+			s.cfg.Quit()
+		}
+	default:
+		s.ui.Error(fmt.Sprintf("unknown command %s; /help lists the commands", name))
+	}
+}
+
+func (s *Session) setReasoning(arg string) {
+	s.mu.Lock()
+	switch {
+	case arg == "":
+		cur := s.reasoning
+		s.mu.Unlock()
+		if cur == "" {
+			cur = "model default"
+		}
+		s.ui.Notice("reasoning effort: " + cur)
+		return
+	case arg == "default":
+		s.reasoning = ""
+	case contains(ReasoningLevels, arg):
+		s.reasoning = arg
+	default:
+		s.mu.Unlock()
+		s.ui.Error(fmt.Sprintf("/reasoning: %q is not one of %s, default", arg, strings.Join(ReasoningLevels, ", ")))
+		return
+	}
+	info := s.info()
+	s.mu.Unlock()
+	s.ui.Info(info)
+	label := info.Reasoning
+	if label == "" {
+		label = "model default"
+	}
+	s.ui.Notice("reasoning effort: " + label)
+}
+
+func (s *Session) showUndo() {
+	if s.cfg.Undo == nil {
+		s.ui.Notice("the mutation log is not available")
+		return
+	}
+	lines := s.cfg.Undo(10)
+	if len(lines) == 0 {
+		s.ui.Notice("the mutation log is empty")
+		return
+	}
+	s.ui.Notice("newest mutations (view only):\n  " + strings.Join(lines, "\n  "))
+}
+
+// Reasoning returns the current effort ("" = model default).
+func (s *Session) Reasoning() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reasoning
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,83 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/adrg/xdg"
+)
+
+// DefaultModel is used when FIDO_MODEL is not set: the original Fido's
+// default, a fast and inexpensive tool-using model on OpenRouter.
+const DefaultModel = "xiaomi/mimo-v2.6-flash"
+
+// DefaultBaseURL is OpenRouter's OpenAI-compatible API.
+const DefaultBaseURL = "https://openrouter.ai/api/v1"
+
+// Config is the resolved configuration of a Fido process.
+type Config struct {
+	APIKey    string
+	Model     string
+	BaseURL   string
+	Reasoning string
+	TavilyKey string
+	TavilyURL string
+	// StateRoot holds per-workspace state (FIDO_STATE_DIR, else <XDG state home>/fido).
+	StateRoot string
+}
+
+// ConfigFromEnv resolves the configuration from environment variables.
+func ConfigFromEnv(getenv func(string) string) Config {
+	c := Config{
+		APIKey:    strings.TrimSpace(getenv("OPENROUTER_API_KEY")),
+		Model:     strings.TrimSpace(getenv("FIDO_MODEL")),
+		BaseURL:   strings.TrimSpace(getenv("FIDO_BASE_URL")),
+		Reasoning: strings.TrimSpace(getenv("FIDO_REASONING")),
+		TavilyKey: strings.TrimSpace(getenv("TAVILY_API_KEY")),
+		TavilyURL: strings.TrimSpace(getenv("FIDO_TAVILY_URL")),
+		StateRoot: strings.TrimSpace(getenv("FIDO_STATE_DIR")),
+	}
+	if c.Model == "" {
+		c.Model = DefaultModel
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = DefaultBaseURL
+	}
+	if c.Reasoning == "default" {
+		c.Reasoning = ""
+	}
+	if c.StateRoot == "" {
+		c.StateRoot = filepath.Join(xdg.StateHome, "fido")
+	}
+	return c
+}
+
+// MissingKeyMessage is the one line shown when no API key is configured.
+const MissingKeyMessage = "OPENROUTER_API_KEY is not set: export OPENROUTER_API_KEY=sk-or-… before starting Neovim, or pass require(\"fido\").setup({ api_key = … })"
+
+var nonSlug = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// WorkspaceStateDir is <root>/workspaces/<slug>-<checksum> for a workspace:
+// readable, and unique per canonical path.
+func (c Config) WorkspaceStateDir(workspace string) string {
+	abs, err := filepath.Abs(workspace)
+	if err == nil {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+	} else {
+		abs = workspace
+	}
+	sum := sha256.Sum256([]byte(abs))
+	slug := strings.Trim(nonSlug.ReplaceAllString(filepath.Base(abs), "-"), "-")
+	if slug == "" {
+		slug = "root"
+	}
+	if len(slug) > 40 {
+		slug = slug[:40]
+	}
+	return filepath.Join(c.StateRoot, "workspaces", slug+"-"+hex.EncodeToString(sum[:])[:12])
+}

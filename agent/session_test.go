@@ -1,0 +1,253 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/plan"
+)
+
+func newTestSession(t *testing.T, p Provider, cfg SessionConfig) (*Session, *recUI) {
+	t.Helper()
+	ui := &recUI{}
+	cfg.Provider = p
+	cfg.UI = ui
+	if cfg.SystemPrompt == nil {
+		cfg.SystemPrompt = func() string { return BuildSystemPrompt(PromptInput{Root: "/w", Listing: "a.go\n"}) }
+	}
+	if cfg.Model == "" {
+		cfg.Model = "test/model"
+	}
+	s, err := NewSession(cfg)
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	return s, ui
+}
+
+func waitIdle(t *testing.T, s *Session) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { s.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("turn did not finish")
+	}
+}
+
+func TestSessionTurnStreamsAndTotals(t *testing.T) {
+	echo := &echoTool{name: "echo"}
+	p := (&scriptProvider{}).
+		add(scriptReply{deltas: []Delta{{Kind: DeltaReasoning, Text: "hmm"}, {Kind: DeltaToolCall, ToolName: "echo"}},
+			msg: Message{ToolCalls: []ToolCall{{ID: "1", Name: "echo", Arguments: `{"text":"x"}`}}}, usage: Usage{Input: 100, Output: 10, CacheRead: 50, Cost: 0.5}}).
+		add(scriptReply{deltas: []Delta{{Kind: DeltaContent, Text: "Hello"}}, msg: Message{Content: "Hello"}, usage: Usage{Input: 120, Output: 5, Cost: 0.25}})
+	s, ui := newTestSession(t, p, SessionConfig{Registry: newRegistry(t, echo)})
+	s.Submit("explain main.go")
+	waitIdle(t, s)
+	assert.True(t, ui.has("user explain main.go"))
+	assert.True(t, ui.has("reasoning hmm"))
+	assert.True(t, ui.has("call echo"))
+	assert.True(t, ui.has("result echo err=false echoed"))
+	assert.True(t, ui.has("content Hello"))
+	assert.Equal(t, []TurnState{StateIdle, StateConnecting, StateThinking, StateWorking, StateConnecting, StateStreaming, StateIdle}, ui.states)
+	assert.Equal(t, Usage{Calls: 2, Input: 220, Output: 15, CacheRead: 50, Cost: 0.75}, ui.total)
+	msgs := s.Messages()
+	require.Len(t, msgs, 5)
+	assert.Equal(t, RoleSystem, msgs[0].Role)
+	assert.Equal(t, "Hello", msgs[4].Content)
+}
+
+func TestSessionSystemPromptAndToolsStableAcrossTurns(t *testing.T) {
+	echo := &echoTool{name: "echo"}
+	p := &scriptProvider{}
+	const turns = 30
+	for i := 0; i < turns; i++ {
+		p.add(callTools(ToolCall{ID: fmt.Sprint("c", i), Name: "echo", Arguments: `{"text":"x"}`}))
+		p.add(answer("ok"))
+	}
+	s, _ := newTestSession(t, p, SessionConfig{Registry: newRegistry(t, echo), Plans: &memPlans{}})
+	for i := 0; i < turns; i++ {
+		s.Submit(fmt.Sprint("turn ", i))
+		waitIdle(t, s)
+		if i%7 == 3 {
+			s.ClearPlan()
+		}
+	}
+	reqs := p.reqs()
+	require.Len(t, reqs, 2*turns)
+	first0, _ := json.Marshal(reqs[0].Messages[0])
+	firstTools, _ := json.Marshal(reqs[0].Tools)
+	for i, r := range reqs {
+		m0, _ := json.Marshal(r.Messages[0])
+		tl, _ := json.Marshal(r.Tools)
+		require.Equal(t, string(first0), string(m0), "request %d", i)
+		require.Equal(t, string(firstTools), string(tl), "request %d", i)
+	}
+}
+
+func TestSessionCancelRestoresDraftAndGoesIdle(t *testing.T) {
+	p := &scriptProvider{block: true}
+	p.add(scriptReply{deltas: []Delta{{Kind: DeltaReasoning, Text: "thinking"}}})
+	s, ui := newTestSession(t, p, SessionConfig{})
+	s.Submit("a long question")
+	require.Eventually(t, func() bool { return ui.lastState() == StateThinking }, 2*time.Second, 5*time.Millisecond)
+	s.Cancel()
+	assert.Equal(t, StateIdle, ui.lastState(), "idle at once")
+	assert.Equal(t, []string{"a long question"}, ui.drafts)
+	waitIdle(t, s)
+	assert.Equal(t, StateIdle, ui.lastState())
+	assert.Len(t, s.Messages(), 1, "the unsent question is not in the history")
+	assert.False(t, s.Busy())
+}
+
+func TestSessionProviderErrorIsOneLineAndLosesNothing(t *testing.T) {
+	p := (&scriptProvider{}).add(scriptReply{err: &ProviderError{Status: 401, Message: "OpenRouter rejected the API key (401)"}}).add(answer("fine"))
+	s, ui := newTestSession(t, p, SessionConfig{})
+	s.Submit("hello")
+	waitIdle(t, s)
+	assert.True(t, ui.has("error OpenRouter rejected the API key (401)"))
+	assert.Equal(t, []string{"hello"}, ui.drafts)
+	assert.Equal(t, StateIdle, ui.lastState())
+	s.Submit("hello")
+	waitIdle(t, s)
+	assert.Len(t, s.Messages(), 3)
+}
+
+func TestSessionBusyAndMissingKey(t *testing.T) {
+	p := &scriptProvider{block: true}
+	p.add(scriptReply{})
+	s, ui := newTestSession(t, p, SessionConfig{})
+	s.Submit("one")
+	s.Submit("two")
+	assert.True(t, ui.has("error Fido is still working"))
+	assert.Contains(t, ui.drafts, "two")
+	s.Cancel()
+	waitIdle(t, s)
+
+	s2, ui2 := newTestSession(t, &scriptProvider{}, SessionConfig{MissingKey: MissingKeyMessage})
+	s2.Submit("hi")
+	assert.True(t, ui2.has("error OPENROUTER_API_KEY is not set"))
+	assert.False(t, s2.Busy())
+}
+
+func samplePlan() plan.Plan {
+	return plan.Plan{Version: 3, UpdatedAt: "2025-01-01T00:00:00.000Z", Reason: "r", Items: []plan.Item{
+		{ID: "inspect", Title: "Inspect", Status: plan.Done, Evidence: []string{"read a.go"}},
+		{ID: "impl", Title: "Implement", Status: plan.InProgress, NextAction: "edit", Dependencies: []string{"inspect"}},
+	}}
+}
+
+func TestSessionRestoresPlanAfterSystemMessage(t *testing.T) {
+	p := (&scriptProvider{}).add(answer("ok"))
+	sp := samplePlan()
+	store := &memPlans{p: &sp}
+	s, ui := newTestSession(t, p, SessionConfig{Plans: store})
+	require.Len(t, ui.plans, 1)
+	s.Submit("continue")
+	waitIdle(t, s)
+	req := p.reqs()[0]
+	require.Len(t, req.Messages, 4)
+	assert.Equal(t, RoleSystem, req.Messages[0].Role)
+	assert.NotContains(t, req.Messages[0].Content, "Implement", "the plan never enters the system message")
+	require.Len(t, req.Messages[1].ToolCalls, 1)
+	assert.Equal(t, PlanToolName, req.Messages[1].ToolCalls[0].Name)
+	assert.Equal(t, req.Messages[1].ToolCalls[0].ID, req.Messages[2].ToolCallID)
+	var got plan.Plan
+	require.NoError(t, json.Unmarshal([]byte(req.Messages[2].Content), &got))
+	assert.Equal(t, sp, got, "the restored result is the complete plan")
+	assert.Equal(t, RoleUser, req.Messages[3].Role)
+}
+
+func TestSessionClearPlanSyncsModelWithoutATurn(t *testing.T) {
+	p := (&scriptProvider{}).add(answer("ok"))
+	sp := samplePlan()
+	s, ui := newTestSession(t, p, SessionConfig{Plans: &memPlans{p: &sp}})
+	s.Plan("clear")
+	assert.Empty(t, p.reqs(), "clearing spends no model turn")
+	assert.Nil(t, ui.plans[len(ui.plans)-1])
+	s.Submit("next")
+	waitIdle(t, s)
+	msgs := p.reqs()[0].Messages
+	last := msgs[len(msgs)-2]
+	require.Equal(t, RoleTool, last.Role)
+	var got plan.Plan
+	require.NoError(t, json.Unmarshal([]byte(last.Content), &got))
+	assert.Empty(t, got.Items)
+	assert.Equal(t, 4, got.Version)
+	assert.Contains(t, last.Content, `"items":[]`)
+}
+
+func TestSlashCommandsSpendNoTurn(t *testing.T) {
+	dir := t.TempDir()
+	p := (&scriptProvider{}).add(answer("first answer"))
+	sp := samplePlan()
+	store := &memPlans{p: &sp}
+	s, ui := newTestSession(t, p, SessionConfig{Plans: store, SuspendDir: dir, Undo: func(n int) []string { return []string{"patch a.go"} }})
+	s.Submit("question")
+	waitIdle(t, s)
+	run := func(cmd string) {
+		s.command(cmd) // synchronous for the test
+	}
+	run("/plan")
+	assert.Equal(t, 1, ui.showPlan)
+	run("/reasoning high")
+	assert.Equal(t, "high", s.Reasoning())
+	run("/reasoning bogus")
+	assert.True(t, ui.has(`error /reasoning: "bogus"`))
+	run("/undo")
+	assert.True(t, ui.has("notice newest mutations (view only):\n  patch a.go"))
+	run("/suspend my work")
+	names, err := ListSnapshots(dir)
+	require.NoError(t, err)
+	require.Len(t, names, 1)
+	b, err := os.ReadFile(filepath.Join(dir, names[0]))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "first answer")
+	run("/nope")
+	assert.True(t, ui.has("error unknown command /nope"))
+	assert.Len(t, p.reqs(), 1)
+}
+
+func TestRecallKeepsWorkspacePlan(t *testing.T) {
+	dir := t.TempDir()
+	old := plan.Plan{Version: 1, UpdatedAt: "x", Reason: "old", Items: []plan.Item{{ID: "old", Title: "Old", Status: plan.Pending, NextAction: "n"}}}
+	p := (&scriptProvider{}).add(answer("a1"))
+	store := &memPlans{p: &old}
+	s, ui := newTestSession(t, p, SessionConfig{Plans: store, SuspendDir: dir})
+	s.Submit("q1")
+	waitIdle(t, s)
+	s.command("/suspend snap")
+	// The workspace plan moves on.
+	cur := samplePlan()
+	store.p = &cur
+	ui.selectFn = func(items []string) int { return 0 }
+	s.command("/recall")
+	msgs := s.Messages()
+	assert.Equal(t, RoleSystem, msgs[0].Role)
+	var restored plan.Plan
+	require.NoError(t, json.Unmarshal([]byte(msgs[2].Content), &restored))
+	assert.Equal(t, cur.Version, restored.Version, "recall keeps the current workspace plan")
+	for _, m := range msgs[3:] {
+		assert.Empty(t, m.ToolCalls, "the snapshot's plan calls are dropped")
+	}
+	assert.Equal(t, "a1", msgs[len(msgs)-1].Content)
+}
+
+func TestSubagentBarClearedWhenNextTurnStarts(t *testing.T) {
+	p := (&scriptProvider{}).add(answer("ok"))
+	s, ui := newTestSession(t, p, SessionConfig{})
+	s.SubagentStatus(&SubagentStatus{AgentID: "subagent-1", Phase: "completed", Done: true})
+	s.AddSubagentUsage(Usage{Calls: 2, Input: 10, Cost: 0.1})
+	assert.Equal(t, Usage{Calls: 2, Input: 10, Cost: 0.1}, ui.sub)
+	s.Submit("next")
+	waitIdle(t, s)
+	assert.True(t, ui.has("subagent nil"))
+	assert.Equal(t, 3, ui.total.Calls)
+}
