@@ -230,7 +230,7 @@ func TestCloseReleasesStalledHandler(t *testing.T) {
 
 func TestPace(t *testing.T) {
 	srv := NewServer(t)
-	srv.Enqueue(Reply().Pace(15 * time.Millisecond).ContentDeltas(4, "ab"))
+	srv.Enqueue(Reply().Pace(15*time.Millisecond).ContentDeltas(4, "ab"))
 	start := time.Now()
 	ev := events(t, readAll(t, post(t, context.Background(), srv, chatBody)))
 	assert.GreaterOrEqual(t, time.Since(start), 60*time.Millisecond)
