@@ -1,0 +1,154 @@
+// Command fido is Fido's Go host: started by the Neovim plugin as a
+// msgpack-RPC job (`fido serve`), it runs the agent and drives Neovim.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/fido-nvim/fido/agent"
+)
+
+// version is set at build time (-ldflags "-X main.version=…").
+var version = ""
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(args, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "fido", versionString())
+		return 0
+	case "doctor":
+		return doctor(args, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "fido: unknown command %q\n%s", cmd, usage)
+	return 2
+}
+
+const usage = `usage: fido <command>
+  serve [--root DIR]   serve msgpack-RPC on stdin/stdout (started by the Neovim plugin)
+  doctor [--root DIR]  print the resolved configuration (never key values)
+  version              print the version
+`
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", ""
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			return "dev-" + rev + dirty
+		}
+	}
+	return "dev"
+}
+
+func rootFlag(name string, args []string) (string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	root := fs.String("root", "", "workspace root (default: current directory)")
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if *root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		*root = wd
+	}
+	abs, err := filepath.Abs(*root)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("workspace root %s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+func doctor(args []string, out io.Writer) int {
+	root, err := rootFlag("doctor", args)
+	if err != nil {
+		fmt.Fprintln(out, "fido doctor:", err)
+		return 2
+	}
+	cfg := agent.ConfigFromEnv(os.Getenv)
+	set := func(v string) string {
+		if v == "" {
+			return "not set"
+		}
+		return "set"
+	}
+	look := func(name string) string {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+		return "not found"
+	}
+	reasoning := cfg.Reasoning
+	if reasoning == "" {
+		reasoning = "model default"
+	}
+	fmt.Fprintf(out, "fido %s\n", versionString())
+	fmt.Fprintf(out, "model:              %s\n", cfg.Model)
+	fmt.Fprintf(out, "base URL:           %s\n", cfg.BaseURL)
+	fmt.Fprintf(out, "reasoning:          %s\n", reasoning)
+	fmt.Fprintf(out, "OPENROUTER_API_KEY: %s\n", set(cfg.APIKey))
+	fmt.Fprintf(out, "TAVILY_API_KEY:     %s\n", set(cfg.TavilyKey))
+	fmt.Fprintf(out, "workspace:          %s\n", root)
+	fmt.Fprintf(out, "state root:         %s\n", cfg.StateRoot)
+	fmt.Fprintf(out, "workspace state:    %s\n", cfg.WorkspaceStateDir(root))
+	fmt.Fprintf(out, "nvim:               %s\n", look("nvim"))
+	fmt.Fprintf(out, "rg:                 %s\n", look("rg"))
+	return 0
+}
+
+func serve(args []string, stderr io.Writer) int {
+	root, err := rootFlag("serve", args)
+	if err != nil {
+		fmt.Fprintln(stderr, "fido serve:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := serveRPC(ctx, root, os.Getenv); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "fido serve:", err)
+		return 1
+	}
+	return 0
+}
