@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -81,18 +82,22 @@ func Normalize(in UpdateArgs, prev *Plan, now time.Time) (Plan, error) {
 // Validate reports whether p is a complete, valid, normalized plan (as loaded
 // from disk or handed to Store.Replace).
 func (p Plan) Validate() error {
+	var probs []string
 	reason, items, err := normalizeContent(p.Args())
 	if err != nil {
-		return err
+		var ve *ValidationError
+		if !errors.As(err, &ve) {
+			return err
+		}
+		probs = append(probs, ve.Problems...)
 	}
-	var probs []string
 	if p.Version < 1 {
 		probs = append(probs, fmt.Sprintf("version %d must be at least 1", p.Version))
 	}
 	if _, err := time.Parse(time.RFC3339Nano, p.UpdatedAt); err != nil {
 		probs = append(probs, fmt.Sprintf("updatedAt %q is not an RFC 3339 time", p.UpdatedAt))
 	}
-	if reason != p.Reason || !itemsEqual(items, p.Items) {
+	if err == nil && (reason != p.Reason || !itemsEqual(items, p.Items)) {
 		probs = append(probs, "plan is not normalized")
 	}
 	if len(probs) > 0 {

@@ -1,0 +1,119 @@
+package plan
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const crashEnv = "FIDO_PLAN_CRASH_CHILD"
+
+// TestCrashChild is the child of TestCrashDuringUpdates: it does 1,000 rapid
+// updates of the plan file named by $FIDO_PLAN_CRASH_CHILD until it is killed.
+func TestCrashChild(t *testing.T) {
+	path := os.Getenv(crashEnv)
+	if path == "" {
+		t.Skip("only runs as the child of TestCrashDuringUpdates")
+	}
+	s, notice, err := OpenStore(path)
+	if err != nil || notice != "" {
+		fmt.Printf("open failed: %v %s\n", err, notice)
+		os.Exit(3)
+	}
+	fmt.Println("ready")
+	for i := 0; i < 1000; i++ {
+		n := 1 + i%MaxItems
+		items := make([]Item, n)
+		for k := range items {
+			it := Item{ID: fmt.Sprintf("step-%d", k), Title: fmt.Sprintf("update %d item %d", i, k), Status: Done,
+				Details: strings.Repeat("details ", 1+k%40), Evidence: []string{fmt.Sprintf("run %d", i)}}
+			switch {
+			case k == n-1:
+				it.Status, it.NextAction = InProgress, "keep going"
+			case k > 0 && k%3 == 0:
+				it.Status, it.NextAction, it.Dependencies = Pending, "later", []string{fmt.Sprintf("step-%d", k-1)}
+			}
+			items[k] = it
+		}
+		if _, err := s.Update(UpdateArgs{Reason: fmt.Sprintf("rapid update %d", i), Items: items}); err != nil {
+			fmt.Printf("update failed: %v\n", err)
+			os.Exit(4)
+		}
+	}
+	fmt.Println("finished")
+}
+
+func TestCrashDuringUpdates(t *testing.T) {
+	if os.Getenv(crashEnv) != "" {
+		t.Skip("child")
+	}
+	if testing.Short() {
+		t.Skip("spawns child processes")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.json")
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	lastVersion, killedMidway := 0, 0
+	const rounds = 20
+	for round := 0; round < rounds; round++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), crashEnv+"="+path)
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		sc := bufio.NewScanner(out)
+		require.True(t, sc.Scan(), "child produced no output")
+		require.Equal(t, "ready", sc.Text())
+
+		time.Sleep(time.Duration(rng.IntN(150_000)) * time.Microsecond)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		for sc.Scan() {
+			require.NotContains(t, sc.Text(), "failed", "child: %s", sc.Text())
+		}
+		err = cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && !ee.Exited() {
+			killedMidway++
+		}
+
+		// The file is always a complete, valid plan, never older than before.
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) && lastVersion == 0 {
+			continue // killed before its first update
+		}
+		require.NoError(t, err, "round %d", round)
+		var p Plan
+		require.NoError(t, decodePlan(data, &p), "round %d: plan.json is not a complete valid plan:\n%s", round, data)
+		assert.GreaterOrEqual(t, p.Version, lastVersion, "round %d", round)
+		var i int
+		_, err = fmt.Sscanf(p.Reason, "rapid update %d", &i)
+		require.NoError(t, err)
+		require.Len(t, p.Items, 1+i%MaxItems, "round %d", round)
+		for k, it := range p.Items {
+			assert.Equal(t, fmt.Sprintf("update %d item %d", i, k), it.Title, "round %d: one update's content, never a mix", round)
+		}
+		lastVersion = p.Version
+
+		s, notice, err := OpenStore(path)
+		require.NoError(t, err)
+		assert.Empty(t, notice, "round %d: a killed writer never leaves a corrupt file", round)
+		require.NotNil(t, s.Current())
+		assert.Equal(t, p.Version, s.Version())
+	}
+	t.Logf("%d/%d children killed mid-run; final version %d", killedMidway, rounds, lastVersion)
+	assert.Greater(t, killedMidway, rounds/2, "most kills must land during the updates")
+	aside, err := filepath.Glob(path + ".corrupt-*")
+	require.NoError(t, err)
+	assert.Empty(t, aside)
+}
