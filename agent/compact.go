@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+
+	"github.com/fido-nvim/fido/plan"
 )
 
 // compactMinChars is the length from which old patch strings are elided.
@@ -34,10 +36,7 @@ func Compact(msgs []Message) []Message {
 		}
 	}
 	if newestPlan >= 0 {
-		var latest struct {
-			Version int `json:"version"`
-		}
-		_ = json.Unmarshal([]byte(out[newestPlan].Content), &latest)
+		latest, _ := plan.ParseResult(out[newestPlan].Content)
 		for i := 0; i < newestPlan; i++ {
 			m := &out[i]
 			if m.Role == RoleTool && calls[m.ToolCallID].Name == PlanToolName && isPlanState(m.Content) {
@@ -87,11 +86,8 @@ func markDirChanged(set map[string]bool, dir string) {
 }
 
 func isPlanState(content string) bool {
-	var v struct {
-		Version *int            `json:"version"`
-		Items   json.RawMessage `json:"items"`
-	}
-	return json.Unmarshal([]byte(content), &v) == nil && v.Version != nil && v.Items != nil
+	_, err := plan.ParseResult(content)
+	return err == nil
 }
 
 func isErrorResult(content string) bool {

@@ -18,8 +18,8 @@ func result(id, name, content string) Message {
 }
 
 func TestCompactKeepsNewestPlanResultWhole(t *testing.T) {
-	p1 := `{"version":1,"updatedAt":"a","reason":"r","items":[{"id":"x","title":"X","status":"pending","next_action":"n"}]}`
-	p2 := `{"version":2,"updatedAt":"b","reason":"r","items":[{"id":"x","title":"X","status":"done","evidence":["go test"]}]}`
+	p1 := `{"version":1,"updatedAt":"2025-01-01T00:00:00.000Z","reason":"r","items":[{"id":"x","title":"X","status":"pending","next_action":"n"}]}`
+	p2 := `{"version":2,"updatedAt":"2025-01-02T00:00:00.000Z","reason":"r","items":[{"id":"x","title":"X","status":"done","evidence":["go test"]}]}`
 	msgs := []Message{
 		{Role: RoleSystem, Content: "sys"},
 		call("p1", PlanToolName, `{}`), result("p1", PlanToolName, p1),

@@ -1,30 +1,25 @@
 package agent
 
 import (
-	"encoding/json"
-
 	"github.com/fido-nvim/fido/plan"
 )
 
 // PlanToolName is the name of the plan tool; compaction and /recall treat
 // its results specially.
-const PlanToolName = "update_plan"
+const PlanToolName = plan.ToolName
 
-// PlanSyncMessages is the synthetic update_plan call and its complete result
-// that put p into the model's history without touching the system message:
-// used for the restore at session start and after the user clears the plan.
-func PlanSyncMessages(p plan.Plan, callID string) []Message {
-	if p.Items == nil {
-		p.Items = []plan.Item{}
-	}
-	args, _ := json.Marshal(struct {
-		Reason string      `json:"reason"`
-		Items  []plan.Item `json:"items"`
-	}{p.Reason, p.Items})
-	result, _ := json.Marshal(p)
-	call := ToolCall{ID: callID, Name: PlanToolName, Arguments: string(args)}
+// planSync turns a synthetic update_plan exchange into the assistant call and
+// its tool result, placed into the history without touching the system message.
+func planSync(rc plan.RestoreCall) []Message {
+	call := ToolCall{ID: rc.ID, Name: rc.Name, Arguments: rc.Arguments}
 	return []Message{
 		{Role: RoleAssistant, ToolCalls: []ToolCall{call}},
-		ToolMessage(call, string(result)),
+		ToolMessage(call, rc.Result),
 	}
 }
+
+// PlanRestoreMessages restores a saved plan (session start, /recall).
+func PlanRestoreMessages(p plan.Plan) []Message { return planSync(plan.RestoreCallFor(p)) }
+
+// PlanClearedMessages tells the model the user cleared the plan.
+func PlanClearedMessages(cleared plan.Plan) []Message { return planSync(plan.ClearedCall(cleared)) }

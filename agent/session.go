@@ -80,7 +80,7 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	s.messages = []Message{{Role: RoleSystem, Content: cfg.SystemPrompt()}}
 	if cfg.Plans != nil {
 		if p := cfg.Plans.Current(); p != nil {
-			s.messages = append(s.messages, PlanSyncMessages(*p, fmt.Sprintf("plan_restore_v%d", p.Version))...)
+			s.messages = append(s.messages, PlanRestoreMessages(*p)...)
 			s.ui.Plan(p)
 		}
 	}
@@ -291,7 +291,7 @@ func (s *Session) ClearPlan() {
 		s.ui.Notice("plan cleared (there was none)")
 		return
 	}
-	sync := PlanSyncMessages(cleared, fmt.Sprintf("plan_clear_v%d", cleared.Version))
+	sync := PlanClearedMessages(cleared)
 	s.mu.Lock()
 	if s.running {
 		s.pending = append(s.pending, sync...)

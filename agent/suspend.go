@@ -136,7 +136,7 @@ func (s *Session) currentPlanSync() []Message {
 	if p == nil {
 		return nil
 	}
-	return PlanSyncMessages(*p, fmt.Sprintf("plan_restore_v%d", p.Version))
+	return PlanRestoreMessages(*p)
 }
 
 // RecallMessages rebuilds a recalled conversation under a fresh system
