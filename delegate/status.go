@@ -133,6 +133,10 @@ func (m *monitor) Delta(d agent.Delta) {
 }
 
 func (m *monitor) ToolCall(call agent.ToolCall, summary string) {
+	if call.Name == m.delegate {
+		// A nested delegate's summary is its task: model text, not shown.
+		summary = ""
+	}
 	m.set(sanitize(call.Name, 40), sanitize(summary, maxDetailRunes))
 }
 

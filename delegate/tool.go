@@ -154,8 +154,15 @@ func (t *Tool) SummarizeCall(args json.RawMessage) string {
 // delegate_result carrying the caller's runner-given identity. Nothing is
 // forked and no model request is made.
 func (t *Tool) RefuseNested(inv tools.Invocation) tools.Result {
+	// Only subagents reach this (the guard checks identity and depth), so the
+	// role is subagent even if the invocation's identity says otherwise.
+	id := inv.Identity
+	id.Role = tools.RoleSubagent
+	if id.ParentRole == "" {
+		id.ParentRole = tools.RoleMain
+	}
 	return tools.Result{
-		Content: string(mustJSON(NestedResult(inv.Identity))),
+		Content: string(mustJSON(NestedResult(id))),
 		IsError: true,
 		Summary: "nested delegation rejected",
 	}
@@ -186,7 +193,7 @@ func (t *Tool) Run(ctx context.Context, inv tools.Invocation, raw json.RawMessag
 	id := tools.Identity{Role: tools.RoleSubagent, AgentID: t.cfg.NewID(), ParentRole: tools.RoleMain}
 	parent, ok := agent.ParentMessages(ctx)
 	fork := BuildFork(parent, ok, id, t.Name(), inv.CallID, a)
-	return t.result(t.run(ctx, id, fork, t.timeout(a))), nil
+	return t.run(ctx, id, fork, t.timeout(a)), nil
 }
 
 func (a *Args) validate() error {
@@ -219,6 +226,12 @@ func (t *Tool) timeout(a Args) time.Duration {
 
 // result encodes r within the size limit as the parent's tool result.
 func (t *Tool) result(r Result) tools.Result {
+	res, _ := t.fit(r)
+	return res
+}
+
+// fit encodes r within the size limit; it also returns the result as sent.
+func (t *Tool) fit(r Result) (tools.Result, Result) {
 	b := Fit(r, t.cfg.MaxResultBytes)
 	var fitted Result
 	_ = json.Unmarshal(b, &fitted)
@@ -233,7 +246,7 @@ func (t *Tool) result(r Result) tools.Result {
 	default:
 		summary += fmt.Sprintf(": %d finding(s)", len(fitted.Findings))
 	}
-	return tools.Result{Content: string(b), IsError: fitted.Status == StatusFailed, Summary: summary}
+	return tools.Result{Content: string(b), IsError: fitted.Status == StatusFailed, Summary: summary}, fitted
 }
 
 type outcome struct {
@@ -244,7 +257,7 @@ type outcome struct {
 // run executes the subagent loop on the fork and builds its result. It
 // returns promptly when ctx is cancelled; the busy flag is released only when
 // the loop goroutine has really ended.
-func (t *Tool) run(ctx context.Context, id tools.Identity, fork Fork, timeout time.Duration) Result {
+func (t *Tool) run(ctx context.Context, id tools.Identity, fork Fork, timeout time.Duration) tools.Result {
 	reg := t.cfg.Registry()
 	mon := newMonitor(id.AgentID, t.now, t.cfg.Status, t.cfg.Usage, t.Name())
 	if fork.Bootstrap.ContextMode == ContextForked {
@@ -301,7 +314,7 @@ func (t *Tool) run(ctx context.Context, id tools.Identity, fork Fork, timeout ti
 		r = failedResult(&id, CodeCancelled, "The delegation was cancelled; the subagent was stopped.",
 			"the parent's turn was cancelled while the subagent was running")
 		mon.finish(PhaseCancelled, "")
-		return r
+		return t.result(r)
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		r = t.cut(id, out.msgs, len(fork.Messages), mon, CodeTimeout,
 			fmt.Sprintf("the subagent did not finish within %s", timeout))
@@ -323,8 +336,9 @@ func (t *Tool) run(ctx context.Context, id tools.Identity, fork Fork, timeout ti
 				fmt.Sprintf("the subagent gave no final answer within %d model calls", t.cfg.MaxIterations))
 		}
 	}
-	mon.finish(r.Status, finalDetail(r))
-	return r
+	res, fitted := t.fit(r)
+	mon.finish(fitted.Status, finalDetail(fitted))
+	return res
 }
 
 // cut builds the result of a run that stopped before its final answer: what
