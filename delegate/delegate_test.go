@@ -180,7 +180,7 @@ func TestDelegateEndsNormally(t *testing.T) {
 		{name: "timeout without output", args: `{"task":"t","timeout_ms":1000}`,
 			sub: []step{{reasoning: marker, block: true}}, status: StatusFailed, code: CodeTimeout, minTime: time.Second, subCalls: 1},
 		{name: "timeout after some output", args: `{"task":"t","timeout_ms":1}`,
-			sub: []step{{content: `{"summary":"half way","findings":[{"file":"a.go","line":3,"claim":"c","confidence":"low"}]}`, block: true}},
+			sub:    []step{{content: `{"summary":"half way","findings":[{"file":"a.go","line":3,"claim":"c","confidence":"low"}]}`, block: true}},
 			status: StatusPartial, code: CodeTimeout, summary: "half way", uncert: "stopped early", minTime: time.Second, subCalls: 1},
 		{name: "timeout clamped to max", args: `{"task":"t","timeout_ms":600000}`, edit: func(c *Config) { c.MaxTimeout = time.Second },
 			sub: []step{{block: true}}, status: StatusFailed, code: CodeTimeout, minTime: time.Second, subCalls: 1},
