@@ -1,0 +1,214 @@
+-- What the Go host calls: apply() receives one coalesced batch per flush
+-- (transcript ops, status, plan, activity, draft); select/input run
+-- vim.ui pickers scheduled and answer with a fido_answer notification.
+local M = {}
+
+local api = vim.api
+local layout = require("fido.layout")
+
+local ns = api.nvim_create_namespace("fido_transcript")
+M.ns = ns
+
+local state = {
+  status = {
+    state = "idle",
+    model = "",
+    reasoning = "",
+    usage = { calls = 0, input = 0, output = 0, cache_read = 0, cost = 0 },
+    subagent_usage = { calls = 0, input = 0, output = 0, cache_read = 0, cost = 0 },
+    flushes = 0,
+  },
+  prompts = {}, -- id -> true while a picker is open
+}
+
+local function nilify(v)
+  if v == vim.NIL then
+    return nil
+  end
+  return v
+end
+
+-- Fallback highlight links, for groups fido.highlights does not define.
+local fallback = {
+  FidoUser = "Title",
+  FidoHeader = "Title",
+  FidoReasoning = "Comment",
+  FidoTool = "Special",
+  FidoError = "ErrorMsg",
+  FidoNotice = "Comment",
+}
+local function define_highlights()
+  pcall(function()
+    require("fido.highlights").setup()
+  end)
+  for name, link in pairs(fallback) do
+    api.nvim_set_hl(0, name, { link = link, default = true })
+  end
+end
+define_highlights()
+api.nvim_create_autocmd("ColorScheme", {
+  group = api.nvim_create_augroup("FidoBridgeHighlights", { clear = true }),
+  callback = define_highlights,
+})
+
+local function mark(buf, row, text, group)
+  if group and group ~= "" and text ~= "" then
+    api.nvim_buf_set_extmark(buf, ns, row, 0, { end_row = row, end_col = #text, hl_group = group })
+  end
+end
+
+-- Applies transcript ops (see nvim/transcript.go TranscriptOps).
+local function apply_transcript(ops)
+  local buf = layout.transcript_buf()
+  local wins = vim.fn.win_findbuf(buf)
+  local count = api.nvim_buf_line_count(buf)
+  local follow = {}
+  for _, w in ipairs(wins) do
+    if api.nvim_win_get_cursor(w)[1] >= count then
+      table.insert(follow, w)
+    end
+  end
+  api.nvim_buf_set_option(buf, "modifiable", true)
+  local trim = nilify(ops.trim) or 0
+  if trim > 0 then
+    api.nvim_buf_clear_namespace(buf, ns, 0, trim)
+    api.nvim_buf_set_lines(buf, 0, trim, false, {})
+  end
+  for _, s in ipairs(nilify(ops.set) or {}) do
+    api.nvim_buf_clear_namespace(buf, ns, s.row, s.row + 1)
+    api.nvim_buf_set_lines(buf, s.row, s.row + 1, false, { s.text })
+    mark(buf, s.row, s.text, s.group)
+  end
+  local from = nilify(ops.from) or -1
+  if from >= 0 then
+    local lines = nilify(ops.lines) or {}
+    local groups = nilify(ops.groups) or {}
+    api.nvim_buf_clear_namespace(buf, ns, from, -1)
+    api.nvim_buf_set_lines(buf, from, -1, false, lines)
+    for i, text in ipairs(lines) do
+      mark(buf, from + i - 1, text, groups[i])
+    end
+  end
+  api.nvim_buf_set_option(buf, "modifiable", false)
+  local last = api.nvim_buf_line_count(buf)
+  for _, w in ipairs(follow) do
+    if api.nvim_win_is_valid(w) then
+      api.nvim_win_set_cursor(w, { last, 0 })
+    end
+  end
+end
+
+local function call_module(name, payload)
+  local ok, mod = pcall(require, name)
+  if ok and type(mod) == "table" and type(mod.apply) == "function" then
+    local ok2, err = pcall(mod.apply, payload)
+    if not ok2 then
+      vim.notify("Fido: " .. name .. ": " .. tostring(err), vim.log.levels.ERROR, { title = "Fido" })
+    end
+  end
+end
+
+--- Applies one batch from the host.
+function M.apply(batch)
+  if batch.transcript and batch.transcript ~= vim.NIL then
+    apply_transcript(batch.transcript)
+  end
+  if batch.status and batch.status ~= vim.NIL then
+    local st = batch.status
+    st.plan = nilify(st.plan)
+    st.subagent = nilify(st.subagent)
+    state.status = st
+    require("fido").status_changed(st)
+  end
+  if batch.plan ~= nil and batch.plan ~= vim.NIL then
+    call_module("fido.planwin", batch.plan)
+  end
+  if batch.activity ~= nil and batch.activity ~= vim.NIL then
+    call_module("fido.activity", batch.activity)
+  end
+  if type(batch.draft) == "string" then
+    layout.set_input(batch.draft, false)
+  end
+end
+
+--- The last status snapshot.
+function M.status()
+  return state.status
+end
+
+local function answer(id, value)
+  if not state.prompts[id] then
+    return
+  end
+  state.prompts[id] = nil
+  local chan = require("fido.host").chan()
+  if chan then
+    pcall(vim.rpcnotify, chan, "fido_answer", id, value == nil and vim.NIL or value)
+  end
+end
+
+--- Shows vim.ui.select; answers the 1-based index (nil when dismissed).
+function M.select(id, prompt, items)
+  state.prompts[id] = true
+  vim.schedule(function()
+    vim.ui.select(items, { prompt = prompt }, function(_, idx)
+      answer(id, idx)
+    end)
+  end)
+end
+
+--- Shows vim.ui.input; answers the text (nil when dismissed).
+function M.input(id, prompt, default)
+  state.prompts[id] = true
+  vim.schedule(function()
+    vim.ui.input({ prompt = prompt, default = default }, function(text)
+      answer(id, text)
+    end)
+  end)
+end
+
+--- The host gave up waiting (cancelled): a late answer is dropped.
+function M.dismiss(id)
+  state.prompts[id] = nil
+end
+
+--- vim.notify from the host (level: 0 info, 1 warn, 2 error).
+function M.notify(msg, level)
+  local levels = { [0] = vim.log.levels.INFO, [1] = vim.log.levels.WARN, [2] = vim.log.levels.ERROR }
+  vim.schedule(function()
+    vim.notify(msg, levels[level] or vim.log.levels.INFO, { title = "Fido" })
+  end)
+end
+
+local function loaded_buf(path)
+  local want = vim.fn.resolve(path)
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(buf) then
+      local name = api.nvim_buf_get_name(buf)
+      if name ~= "" and vim.fn.resolve(name) == want then
+        return buf
+      end
+    end
+  end
+  return nil
+end
+
+--- Whether a loaded buffer for path has unsaved changes.
+function M.modified(path)
+  local b = loaded_buf(path)
+  return b ~= nil and api.nvim_buf_get_option(b, "modified")
+end
+
+--- Schedules :checktime for the loaded buffers of paths.
+function M.reload(paths)
+  vim.schedule(function()
+    for _, p in ipairs(paths) do
+      local b = loaded_buf(p)
+      if b then
+        pcall(vim.cmd, "checktime " .. b)
+      end
+    end
+  end)
+end
+
+return M

@@ -1,0 +1,93 @@
+-- :checkhealth fido
+local M = {}
+
+-- 0.10 has vim.health.ok/warn/error; 0.7–0.9 vim.health.report_* (0.8+) or
+-- the health#report_* functions.
+local function reporter()
+  local h = vim.health or {}
+  local function pick(new, old, vimfn)
+    if type(h[new]) == "function" then
+      return h[new]
+    end
+    if type(h[old]) == "function" then
+      return h[old]
+    end
+    return function(msg, advice)
+      if advice then
+        vim.fn[vimfn](msg, advice)
+      else
+        vim.fn[vimfn](msg)
+      end
+    end
+  end
+  return {
+    start = pick("start", "report_start", "health#report_start"),
+    ok = pick("ok", "report_ok", "health#report_ok"),
+    warn = pick("warn", "report_warn", "health#report_warn"),
+    error = pick("error", "report_error", "health#report_error"),
+    info = pick("info", "report_info", "health#report_info"),
+  }
+end
+
+local function version_of(bin)
+  local out = vim.fn.system({ bin, "version" })
+  if vim.v.shell_error ~= 0 then
+    return nil, vim.trim(out)
+  end
+  return vim.trim(out)
+end
+
+function M.check()
+  local r = reporter()
+  local host = require("fido.host")
+  local config = require("fido.config")
+
+  r.start("Fido binary")
+  local bin, err = host.binary()
+  if bin then
+    local v, verr = version_of(bin)
+    if v then
+      r.ok(string.format("found %s (%s)", bin, v))
+    else
+      r.error(string.format("%s does not run: %s", bin, verr or "?"), { "Run `make` in " .. host.plugin_root() })
+    end
+  else
+    r.error(err, { "Run `make` in " .. host.plugin_root() })
+  end
+  r.info("log file: " .. host.log_path())
+
+  r.start("Neovim")
+  r.ok("version " .. tostring(vim.version().major) .. "." .. vim.version().minor .. "." .. vim.version().patch)
+  if vim.fn.exists("+winbar") == 1 then
+    r.ok("winbar: yes (the subagent bar uses the transcript window's winbar)")
+  else
+    r.info("winbar: no (Neovim < 0.8; the subagent bar is a one-line float)")
+  end
+
+  r.start("Provider")
+  local key = config.values.api_key or vim.env.OPENROUTER_API_KEY
+  if key and key ~= "" then
+    r.ok("OPENROUTER_API_KEY is set")
+  else
+    r.warn("OPENROUTER_API_KEY is not set", { "export OPENROUTER_API_KEY=... before starting Neovim" })
+  end
+  r.info("model: " .. (config.values.model or vim.env.FIDO_MODEL or "(the binary's default)"))
+  r.info("base URL: " .. (config.values.base_url or vim.env.FIDO_BASE_URL or "https://openrouter.ai/api/v1"))
+
+  r.start("Prompts")
+  local default_select = vim.fn.has("nvim-0.7") == 1 and debug.getinfo(vim.ui.select, "S").source:match("vim/ui%.lua$")
+  if default_select then
+    r.info("vim.ui.select: Neovim's default (inputlist); a picker plugin (telescope, fzf-lua, dressing, snacks) makes approvals nicer")
+  else
+    r.ok("vim.ui.select is overridden (" .. debug.getinfo(vim.ui.select, "S").short_src .. ")")
+  end
+
+  r.start("Tools")
+  if vim.fn.executable("rg") == 1 then
+    r.ok("rg found: " .. vim.fn.exepath("rg"))
+  else
+    r.warn("rg not found", { "Install ripgrep for faster search (apt install ripgrep)" })
+  end
+end
+
+return M

@@ -1,0 +1,240 @@
+-- The Go host: finding the binary, starting it as an RPC job on first use,
+-- logging its stderr, and restarting it (with a notice) after it died.
+local M = {}
+
+local config = require("fido.config")
+
+local state = {
+  chan = nil, -- RPC channel of the running host
+  job = nil, -- job id when we started it (same as chan for rpc jobs)
+  ready = false, -- the host completed its handshake
+  died = nil, -- { code = n, log = path } after an unexpected exit
+  stopping = false,
+  log = nil, -- open log handle
+}
+
+local function notify(msg, level)
+  vim.notify(msg, level or vim.log.levels.INFO, { title = "Fido" })
+end
+
+--- The plugin's root directory (holding lua/, plugin/, bin/).
+function M.plugin_root()
+  local src = debug.getinfo(1, "S").source:gsub("^@", "")
+  return vim.fn.fnamemodify(src, ":p:h:h:h")
+end
+
+--- Resolves the binary: opts.binary, $FIDO_BINARY, <plugin root>/bin/fido,
+--- fido on PATH. Returns the path, or nil and a message saying what to do.
+function M.binary()
+  local cfg = config.values
+  local tried = {}
+  local candidates = {}
+  if cfg.binary then
+    table.insert(candidates, cfg.binary)
+  end
+  if vim.env.FIDO_BINARY and vim.env.FIDO_BINARY ~= "" then
+    table.insert(candidates, vim.env.FIDO_BINARY)
+  end
+  table.insert(candidates, M.plugin_root() .. "/bin/fido")
+  for _, c in ipairs(candidates) do
+    local p = vim.fn.expand(c)
+    if vim.fn.executable(p) == 1 then
+      return p
+    end
+    table.insert(tried, p)
+  end
+  local onpath = vim.fn.exepath("fido")
+  if onpath ~= "" then
+    return onpath
+  end
+  table.insert(tried, "fido on $PATH")
+  return nil,
+    string.format(
+      "Fido's binary was not found (tried %s). Run `make` in %s (needs Go), or set setup({ binary = ... }).",
+      table.concat(tried, ", "),
+      M.plugin_root()
+    )
+end
+
+--- The log file the host's stderr goes to.
+function M.log_path()
+  if config.values.log_file then
+    return vim.fn.expand(config.values.log_file)
+  end
+  for _, what in ipairs({ "log", "state", "cache" }) do
+    local ok, dir = pcall(vim.fn.stdpath, what)
+    if ok and type(dir) == "string" and dir ~= "" then
+      return dir .. "/fido.log"
+    end
+  end
+  return vim.fn.tempname() .. "-fido.log"
+end
+
+local function log_lines(lines)
+  if not state.log then
+    local path = M.log_path()
+    vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
+    state.log = io.open(path, "a")
+    if not state.log then
+      return
+    end
+  end
+  for _, l in ipairs(lines) do
+    if l ~= "" then
+      state.log:write(l, "\n")
+    end
+  end
+  state.log:flush()
+end
+
+local function env()
+  local cfg = config.values
+  local e = {}
+  local map = {
+    FIDO_MODEL = cfg.model,
+    FIDO_BASE_URL = cfg.base_url,
+    OPENROUTER_API_KEY = cfg.api_key,
+    FIDO_REASONING = cfg.reasoning,
+  }
+  for k, v in pairs(map) do
+    if v ~= nil and v ~= "" then
+      e[k] = v
+    end
+  end
+  return e
+end
+
+--- Starts the host. Returns the channel, or nil and a message.
+function M.start()
+  local bin, err = M.binary()
+  if not bin then
+    return nil, err
+  end
+  local root = config.values.root and vim.fn.expand(config.values.root) or vim.fn.getcwd()
+  log_lines({ string.format("--- %s starting %s serve --root %s", os.date("%Y-%m-%d %H:%M:%S"), bin, root) })
+  state.ready, state.stopping = false, false
+  local job
+  local ok, res = pcall(vim.fn.jobstart, { bin, "serve", "--root", root }, {
+    rpc = true,
+    env = env(),
+    on_stderr = function(_, data)
+      log_lines(data)
+    end,
+    on_exit = function(_, code)
+      if state.job ~= job then
+        return
+      end
+      log_lines({ string.format("--- host exited with code %d", code) })
+      local expected = state.stopping
+      state.chan, state.job, state.ready = nil, nil, false
+      if not expected then
+        state.died = { code = code, log = M.log_path() }
+      end
+    end,
+  })
+  if not ok or type(res) ~= "number" or res <= 0 then
+    return nil, string.format("could not start %s: %s", bin, tostring(res))
+  end
+  job = res
+  state.job, state.chan = job, job
+  return job
+end
+
+--- The channel of the running host, starting (or restarting) it first.
+function M.ensure()
+  if state.chan then
+    return state.chan
+  end
+  if state.died then
+    local d = state.died
+    state.died = nil
+    notify(
+      string.format("Fido's host exited unexpectedly (code %d); restarting it. Log: %s", d.code, d.log),
+      vim.log.levels.WARN
+    )
+  end
+  local chan, err = M.start()
+  if not chan then
+    notify(err, vim.log.levels.ERROR)
+  end
+  return chan
+end
+
+--- The running host's channel, or nil (never starts it).
+function M.chan()
+  return state.chan
+end
+
+--- Whether the host completed its handshake.
+function M.ready()
+  return state.ready
+end
+
+--- Whether the last host exited unexpectedly (cleared by the restart).
+function M.died()
+  return state.died
+end
+
+--- Sends a notification to the host, starting it when needed.
+function M.notify(method, ...)
+  local chan = M.ensure()
+  if not chan then
+    return false
+  end
+  local ok, err = pcall(vim.rpcnotify, chan, method, ...)
+  if not ok then
+    notify("could not reach Fido's host: " .. tostring(err), vim.log.levels.ERROR)
+  end
+  return ok
+end
+
+local function dims()
+  return { columns = vim.o.columns, lines = vim.o.lines, cmdheight = vim.o.cmdheight }
+end
+
+--- Called by the host once it serves (its handshake). Also how a host that
+--- Neovim did not start (tests, benchmarks) attaches. Returns what the host
+--- needs to know about the editor.
+function M.connected(chan)
+  if state.chan ~= chan then
+    state.chan, state.job = chan, nil
+  end
+  state.ready, state.died = true, nil
+  local group = vim.api.nvim_create_augroup("FidoHost", { clear = true })
+  vim.api.nvim_create_autocmd("VimResized", {
+    group = group,
+    callback = function()
+      if state.chan then
+        pcall(vim.rpcnotify, state.chan, "fido_resize", dims())
+      end
+    end,
+  })
+  local plan = config.values.plan or {}
+  return {
+    dims = dims(),
+    plan = { min_width = plan.min_width, width = plan.width, auto_show = plan.auto_show },
+  }
+end
+
+--- Stops the host (no restart notice follows).
+function M.stop()
+  state.stopping = true
+  if state.job then
+    pcall(vim.fn.jobstop, state.job)
+  end
+  state.chan, state.job, state.ready = nil, nil, false
+end
+
+--- The job's process id, or nil.
+function M.pid()
+  if not state.job then
+    return nil
+  end
+  local ok, pid = pcall(vim.fn.jobpid, state.job)
+  if ok then
+    return pid
+  end
+  return nil
+end
+
+return M

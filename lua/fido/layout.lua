@@ -1,0 +1,231 @@
+-- The sidebar: the transcript window (fido://transcript) above a small input
+-- window (fido://input).
+local M = {}
+
+local api = vim.api
+local config = require("fido.config")
+
+local state = { tbuf = nil, ibuf = nil, twin = nil, iwin = nil }
+
+local function valid_buf(b)
+  return b ~= nil and api.nvim_buf_is_valid(b)
+end
+
+local function valid_win(w)
+  return w ~= nil and api.nvim_win_is_valid(w)
+end
+
+local function scratch(name, filetype)
+  local existing = vim.fn.bufnr(name)
+  local b = existing > 0 and existing or api.nvim_create_buf(false, true)
+  api.nvim_buf_set_option(b, "buftype", "nofile")
+  api.nvim_buf_set_option(b, "bufhidden", "hide")
+  api.nvim_buf_set_option(b, "swapfile", false)
+  if existing <= 0 then
+    api.nvim_buf_set_name(b, name)
+  end
+  api.nvim_buf_set_option(b, "filetype", filetype)
+  return b
+end
+
+local function map(buf, modes, lhs, rhs, desc)
+  vim.keymap.set(modes, lhs, rhs, { buffer = buf, silent = true, nowait = true, desc = desc })
+end
+
+--- Submits the input buffer's text and clears it.
+function M.submit_input()
+  local b = M.input_buf()
+  local text = table.concat(api.nvim_buf_get_lines(b, 0, -1, false), "\n")
+  text = text:gsub("^%s+", ""):gsub("%s+$", "")
+  if text == "" then
+    return
+  end
+  api.nvim_buf_set_lines(b, 0, -1, false, {})
+  require("fido").submit(text)
+end
+
+--- The transcript buffer, created on first use.
+function M.transcript_buf()
+  if not valid_buf(state.tbuf) then
+    state.tbuf = scratch("fido://transcript", "fido")
+    api.nvim_buf_set_option(state.tbuf, "modifiable", false)
+    map(state.tbuf, "n", "<C-c>", function()
+      require("fido").cancel()
+    end, "Fido: cancel")
+    map(state.tbuf, "n", "i", function()
+      M.open()
+    end, "Fido: go to the input")
+  end
+  return state.tbuf
+end
+
+--- The input buffer, created on first use.
+function M.input_buf()
+  if not valid_buf(state.ibuf) then
+    state.ibuf = scratch("fido://input", "fido_input")
+    map(state.ibuf, "n", "<CR>", M.submit_input, "Fido: submit")
+    map(state.ibuf, "i", "<C-s>", function()
+      M.submit_input()
+    end, "Fido: submit")
+    map(state.ibuf, { "n", "i" }, "<C-c>", function()
+      require("fido").cancel()
+    end, "Fido: cancel")
+  end
+  return state.ibuf
+end
+
+local function find_win(buf)
+  local tab = api.nvim_get_current_tabpage()
+  for _, w in ipairs(api.nvim_tabpage_list_wins(tab)) do
+    if api.nvim_win_get_buf(w) == buf then
+      return w
+    end
+  end
+  return nil
+end
+
+--- The transcript window in the current tab, or nil.
+function M.transcript_win()
+  if valid_win(state.twin) and api.nvim_win_get_buf(state.twin) == state.tbuf then
+    return state.twin
+  end
+  if valid_buf(state.tbuf) then
+    state.twin = find_win(state.tbuf)
+    return state.twin
+  end
+  return nil
+end
+
+--- The input window in the current tab, or nil.
+function M.input_win()
+  if valid_win(state.iwin) and api.nvim_win_get_buf(state.iwin) == state.ibuf then
+    return state.iwin
+  end
+  if valid_buf(state.ibuf) then
+    state.iwin = find_win(state.ibuf)
+    return state.iwin
+  end
+  return nil
+end
+
+local function size(share, total)
+  if share <= 1 then
+    return math.max(20, math.floor(total * share))
+  end
+  return math.floor(share)
+end
+
+local function set_wo(w, opts)
+  for k, v in pairs(opts) do
+    api.nvim_win_set_option(w, k, v)
+  end
+end
+
+local function style_transcript(w)
+  set_wo(w, {
+    wrap = true,
+    linebreak = true,
+    number = false,
+    relativenumber = false,
+    signcolumn = "no",
+    foldcolumn = "0",
+    spell = false,
+    list = false,
+    cursorline = false,
+    statusline = "%!v:lua.require'fido'.statusline()",
+  })
+end
+
+local function style_input(w)
+  set_wo(w, {
+    wrap = true,
+    number = false,
+    relativenumber = false,
+    signcolumn = "no",
+    foldcolumn = "0",
+    winfixheight = true,
+    statusline = " Fido input  %#Comment#<CR> send · <C-s> send (insert) · <C-c> cancel",
+  })
+end
+
+--- Opens the layout, or focuses its input window when it is open.
+--- enter=false keeps the cursor where it is.
+function M.open(enter)
+  if enter == nil then
+    enter = true
+  end
+  local tbuf, ibuf = M.transcript_buf(), M.input_buf()
+  local twin, iwin = M.transcript_win(), M.input_win()
+  if twin and iwin then
+    if enter then
+      api.nvim_set_current_win(iwin)
+    end
+    return twin, iwin
+  end
+  local prev = api.nvim_get_current_win()
+  local cfg = config.values
+  if twin then
+    api.nvim_set_current_win(twin)
+  elseif iwin then
+    api.nvim_set_current_win(iwin)
+    vim.cmd("aboveleft split")
+    twin = api.nvim_get_current_win()
+    api.nvim_win_set_buf(twin, tbuf)
+  else
+    if cfg.layout == "tab" then
+      vim.cmd("tabnew")
+    elseif cfg.layout == "left" then
+      vim.cmd(string.format("topleft %dvsplit", size(cfg.width, vim.o.columns)))
+    elseif cfg.layout == "bottom" then
+      vim.cmd(string.format("botright %dsplit", size(cfg.width, vim.o.lines)))
+    else
+      vim.cmd(string.format("botright %dvsplit", size(cfg.width, vim.o.columns)))
+    end
+    twin = api.nvim_get_current_win()
+    api.nvim_win_set_buf(twin, tbuf)
+  end
+  if cfg.layout == "left" or cfg.layout == "right" then
+    api.nvim_win_set_option(twin, "winfixwidth", true)
+  end
+  style_transcript(twin)
+  if not iwin then
+    api.nvim_set_current_win(twin)
+    vim.cmd(string.format("belowright %dsplit", cfg.input_height))
+    iwin = api.nvim_get_current_win()
+    api.nvim_win_set_buf(iwin, ibuf)
+  end
+  style_input(iwin)
+  state.twin, state.iwin = twin, iwin
+  -- Start at the tail so the transcript follows new output.
+  api.nvim_win_set_cursor(twin, { api.nvim_buf_line_count(tbuf), 0 })
+  if enter then
+    api.nvim_set_current_win(iwin)
+  elseif api.nvim_win_is_valid(prev) then
+    api.nvim_set_current_win(prev)
+  end
+  pcall(function()
+    require("fido.activity").refresh()
+  end)
+  return twin, iwin
+end
+
+--- Puts text into the input buffer (draft restore, mentions).
+function M.set_input(text, append)
+  local b = M.input_buf()
+  local lines = vim.split(text, "\n", { plain = true })
+  if append then
+    local cur = api.nvim_buf_get_lines(b, 0, -1, false)
+    if #cur == 1 and cur[1] == "" then
+      cur = {}
+    end
+    vim.list_extend(cur, lines)
+    lines = cur
+  end
+  api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  local w = M.input_win()
+  if w then
+    api.nvim_win_set_cursor(w, { #lines, #lines[#lines] })
+  end
+end
+
+return M

@@ -1,0 +1,268 @@
+package nvim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/neovim/go-client/nvim"
+
+	"github.com/fido-nvim/fido/tools"
+)
+
+// Backend is the agent session as the host drives it.
+type Backend interface {
+	Submit(text string) // returns at once; text may be a /command
+	Cancel()            // cancel the running turn and any subagent
+	Plan(arg string)    // :FidoPlan [arg]: "" shows+focuses the plan window, "clear" clears the plan
+	Close()
+}
+
+// RunConfig configures Run.
+type RunConfig struct {
+	In  io.Reader // the RPC stream: stdin
+	Out io.Writer // and the real stdout (see ProtectStdout)
+	// Logf logs to stderr (Lua appends it to fido.log).
+	Logf func(format string, args ...any)
+	// NewBackend is called once the connection is up.
+	NewBackend func(ui *UI, editor tools.Editor) (Backend, error)
+}
+
+// RenderEnv selects the renderer: "naive" writes every delta at once (only
+// the render benchmark's baseline uses it); anything else coalesces.
+const RenderEnv = "FIDO_RENDER"
+
+// ProtectStdout points os.Stdout at stderr, so a stray print cannot corrupt
+// the RPC stream, and returns the real stdout for RunConfig.Out.
+func ProtectStdout() (rpcOut *os.File) {
+	out := os.Stdout
+	os.Stdout = os.Stderr
+	return out
+}
+
+// hello is what Lua answers to the host's handshake.
+type hello struct {
+	Dims EditorDims `msgpack:"dims"`
+	Plan struct {
+		MinWidth int     `msgpack:"min_width"`
+		Width    float64 `msgpack:"width"`
+		AutoShow *bool   `msgpack:"auto_show"`
+	} `msgpack:"plan"`
+}
+
+// Run serves Neovim on cfg.In/cfg.Out until Neovim goes away (EOF) or ctx
+// ends; it returns within a second of either.
+func Run(ctx context.Context, cfg RunConfig) error {
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if cfg.NewBackend == nil {
+		return errors.New("nvim.Run: NewBackend is nil")
+	}
+	closer := io.Closer(nopCloser{})
+	if c, ok := cfg.Out.(io.Closer); ok {
+		closer = c
+	}
+	v, err := nvim.New(cfg.In, cfg.Out, closer, logf)
+	if err != nil {
+		return fmt.Errorf("nvim.Run: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	h := &host{v: v, logf: logf}
+	h.prompts = newPrompts(func(code string, args ...any) error { return v.ExecLua(code, nil, args...) })
+	h.ui = newUI(h.sendBatch, os.Getenv(RenderEnv) == "naive", logf, h.prompts)
+	if err := h.register(); err != nil {
+		return err
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- v.Serve() }()
+
+	startErr := make(chan error, 1)
+	go func() { startErr <- h.start(cfg) }()
+
+	var runErr error
+	select {
+	case runErr = <-served:
+	case <-ctx.Done():
+	case err := <-startErr:
+		if err != nil {
+			logf("fido: %v", err)
+			runErr = err
+			break
+		}
+		select {
+		case runErr = <-served:
+		case <-ctx.Done():
+		}
+	}
+	cancel()
+	h.shutdown()
+	_ = v.Close()
+	if errors.Is(runErr, io.EOF) {
+		runErr = nil
+	}
+	return runErr
+}
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
+
+type host struct {
+	v       *nvim.Nvim
+	logf    func(string, ...any)
+	ui      *UI
+	prompts *prompts
+
+	mu      sync.Mutex
+	backend Backend
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// start completes the handshake, creates the backend and starts the flusher.
+func (h *host) start(cfg RunConfig) error {
+	chanID := h.v.ChannelID()
+	var hi hello
+	if err := h.v.ExecLua(`return require("fido.host").connected(...)`, &hi, chanID); err != nil {
+		return fmt.Errorf("handshake: %w", err)
+	}
+	h.ui.mu.Lock()
+	h.ui.dims = hi.Dims
+	h.ui.planOptions = PlanOptions{MinWidth: hi.Plan.MinWidth, Width: hi.Plan.Width}
+	if hi.Plan.AutoShow != nil && !*hi.Plan.AutoShow {
+		h.ui.planHidden = true
+	}
+	h.ui.mu.Unlock()
+
+	b, err := cfg.NewBackend(h.ui, &Editor{v: h.v})
+	if err != nil {
+		h.ui.Error(err.Error())
+		h.ui.flushNow()
+		return fmt.Errorf("backend: %w", err)
+	}
+	fctx, stop := context.WithCancel(context.Background())
+	h.mu.Lock()
+	h.backend, h.stop, h.done = b, stop, make(chan struct{})
+	done := h.done
+	h.mu.Unlock()
+	go func() {
+		defer close(done)
+		h.ui.run(fctx)
+	}()
+	h.ui.update(func() {})
+	return nil
+}
+
+// shutdown closes the backend and stops the flusher (bounded: Run returns
+// within a second of Neovim going away).
+func (h *host) shutdown() {
+	h.mu.Lock()
+	b, stop, done := h.backend, h.stop, h.done
+	h.backend = nil
+	h.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if b != nil {
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			defer h.recover("close")
+			b.Close()
+		}()
+		select {
+		case <-closed:
+		case <-time.After(500 * time.Millisecond):
+			h.logf("fido: backend did not close within 500ms")
+		}
+	}
+	if done != nil {
+		select {
+		case <-done:
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+func (h *host) sendBatch(ctx context.Context, b *Batch) error {
+	return h.v.ExecLua(`require("fido.bridge").apply(...)`, nil, b)
+}
+
+func (h *host) recover(what string) {
+	if r := recover(); r != nil {
+		h.logf("fido: panic in %s: %v\n%s", what, r, debug.Stack())
+	}
+}
+
+// withBackend runs f with the backend in its own goroutine, so a handler
+// returns at once whatever the backend does.
+func (h *host) withBackend(what string, f func(Backend)) {
+	h.mu.Lock()
+	b := h.backend
+	h.mu.Unlock()
+	if b == nil {
+		h.logf("fido: %s before the session started", what)
+		return
+	}
+	go func() {
+		defer h.recover(what)
+		f(b)
+	}()
+}
+
+func (h *host) register() error {
+	handlers := map[string]any{
+		"fido_submit": func(text string) {
+			defer h.recover("fido_submit")
+			h.withBackend("submit", func(b Backend) { b.Submit(text) })
+		},
+		"fido_cancel": func() {
+			defer h.recover("fido_cancel")
+			h.withBackend("cancel", func(b Backend) { b.Cancel() })
+		},
+		"fido_plan": func(arg string) {
+			defer h.recover("fido_plan")
+			h.withBackend("plan", func(b Backend) { b.Plan(arg) })
+		},
+		"fido_plan_hidden": func() {
+			defer h.recover("fido_plan_hidden")
+			h.ui.planClosed()
+		},
+		"fido_answer": func(id int, v any) {
+			defer h.recover("fido_answer")
+			h.prompts.answer(id, v)
+		},
+		"fido_resize": func(d EditorDims) {
+			defer h.recover("fido_resize")
+			h.ui.resized(d)
+		},
+		"fido_ping": func() (string, error) {
+			return "pong", nil
+		},
+	}
+	for name, fn := range handlers {
+		if err := h.v.RegisterHandler(name, fn); err != nil {
+			return fmt.Errorf("register %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// flushNow sends pending changes at once (used before giving up).
+func (u *UI) flushNow() {
+	if b := u.take(); b != nil {
+		if err := u.send(context.Background(), b); err != nil {
+			u.logf("fido: render: %v", err)
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package nvim
+
+import (
+	"context"
+	"sync"
+
+	"github.com/fido-nvim/fido/agent"
+)
+
+// prompts runs vim.ui.select / vim.ui.input from a scheduled Lua callback and
+// waits for the fido_answer notification carrying the same id. Only the
+// calling goroutine waits; the RPC loop never does (NVIM.md pitfall 11).
+type prompts struct {
+	exec func(code string, args ...any) error
+
+	mu      sync.Mutex
+	next    int
+	waiting map[int]chan any
+}
+
+func newPrompts(exec func(code string, args ...any) error) *prompts {
+	return &prompts{exec: exec, waiting: map[int]chan any{}}
+}
+
+func (p *prompts) ask(ctx context.Context, code string, args ...any) (any, error) {
+	p.mu.Lock()
+	p.next++
+	id := p.next
+	ch := make(chan any, 1)
+	p.waiting[id] = ch
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.waiting, id)
+		p.mu.Unlock()
+	}()
+	// The call only schedules the picker, but Neovim may be busy in another
+	// blocking prompt: wait for it in a goroutine so ctx still cancels.
+	sent := make(chan error, 1)
+	go func() { sent <- p.exec(code, append([]any{id}, args...)...) }()
+	for {
+		select {
+		case err := <-sent:
+			if err != nil {
+				return nil, err
+			}
+			sent = nil
+		case v := <-ch:
+			return v, nil
+		case <-ctx.Done():
+			// Close the picker if it is still open: its answer would find no waiter.
+			go func() { _ = p.exec(`require("fido.bridge").dismiss(...)`, id) }()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// answer delivers a fido_answer notification.
+func (p *prompts) answer(id int, v any) {
+	p.mu.Lock()
+	ch := p.waiting[id]
+	p.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- v:
+		default:
+		}
+	}
+}
+
+func (p *prompts) sel(ctx context.Context, prompt string, items []string) (int, error) {
+	if items == nil {
+		items = []string{}
+	}
+	v, err := p.ask(ctx, `require("fido.bridge").select(...)`, prompt, items)
+	if err != nil {
+		return -1, err
+	}
+	idx, ok := toInt(v)
+	if !ok || idx < 1 || idx > len(items) {
+		return -1, nil
+	}
+	return idx - 1, nil
+}
+
+func (p *prompts) input(ctx context.Context, prompt, def string) (string, bool, error) {
+	v, err := p.ask(ctx, `require("fido.bridge").input(...)`, prompt, def)
+	if err != nil {
+		return "", false, err
+	}
+	s, ok := v.(string)
+	return s, ok, nil
+}
+
+func (p *prompts) notify(msg string, level agent.Level) {
+	go func() { _ = p.exec(`require("fido.bridge").notify(...)`, msg, int(level)) }()
+}
+
+// toInt converts a msgpack-decoded number.
+func toInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int64:
+		return int(n), true
+	case uint64:
+		return int(n), true
+	case int:
+		return n, true
+	case float64:
+		return int(n), true
+	}
+	return 0, false
+}

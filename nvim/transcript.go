@@ -1,0 +1,290 @@
+package nvim
+
+import "strings"
+
+// Highlight groups of transcript lines.
+const (
+	groupUser      = "FidoUser"
+	groupReasoning = "FidoReasoning"
+	groupTool      = "FidoTool"
+	groupError     = "FidoError"
+	groupNotice    = "FidoNotice"
+	groupHeader    = "FidoHeader"
+)
+
+// MaxEntries is how many transcript entries the buffer keeps; older ones are
+// dropped from the buffer (never from the conversation).
+const MaxEntries = 1000
+
+// entryKind says what a transcript entry holds; streamed kinds grow until
+// something else is appended.
+type entryKind int
+
+const (
+	kindHeader entryKind = iota
+	kindUser
+	kindReasoning
+	kindAnswer
+	kindTool
+	kindError
+	kindNotice
+)
+
+type line struct {
+	text  string
+	group string
+}
+
+// TranscriptOps is one flush of transcript changes, applied by Lua in order:
+// delete the first Trim lines; replace each Set row in place; replace the rows
+// from From to the end with Lines (From < 0: no tail change). Rows count from
+// 0 in the buffer as it is after the trim.
+type TranscriptOps struct {
+	Trim  int       `msgpack:"trim"`
+	Set   []RowLine `msgpack:"set"`
+	From  int       `msgpack:"from"`
+	Lines []string  `msgpack:"lines"`
+	// Groups holds the highlight group of each of Lines ("" for none).
+	Groups []string `msgpack:"groups"`
+}
+
+// RowLine is one line replaced in place.
+type RowLine struct {
+	Row   int    `msgpack:"row"`
+	Text  string `msgpack:"text"`
+	Group string `msgpack:"group"`
+}
+
+// Transcript is the model of the transcript buffer: the lines Fido wrote,
+// grouped into entries, and what changed since the last flush. Lines have
+// absolute ids (base is the id of lines[0]) so trimming never invalidates
+// a remembered tool-call line. Not safe for concurrent use (UI guards it).
+type Transcript struct {
+	lines   []line
+	base    int   // absolute id of lines[0]
+	entries []int // absolute id of each entry's first line, oldest first
+	kind    entryKind
+	open    bool // the last entry is a streamed one that may still grow
+	header  bool // the next assistant output needs a "## Fido" header
+	tools   map[string]int
+
+	// What Lua's buffer holds: absolute ids [syncBase, syncEnd).
+	syncBase, syncEnd int
+	dirtyFrom         int          // first absolute id of the tail to resend
+	dirtyRows         map[int]bool // rows before dirtyFrom changed in place
+	max               int
+}
+
+// NewTranscript returns an empty transcript keeping max entries (≤ 0: MaxEntries).
+func NewTranscript(max int) *Transcript {
+	if max <= 0 {
+		max = MaxEntries
+	}
+	return &Transcript{header: true, tools: map[string]int{}, dirtyRows: map[int]bool{}, max: max}
+}
+
+func (t *Transcript) end() int { return t.base + len(t.lines) }
+
+// Len is the number of lines the buffer holds after the next flush.
+func (t *Transcript) Len() int { return len(t.lines) }
+
+// Entries is the number of entries kept.
+func (t *Transcript) Entries() int { return len(t.entries) }
+
+// Lines returns the model's text lines (what the buffer shows once flushed).
+func (t *Transcript) Lines() []string {
+	out := make([]string, len(t.lines))
+	for i, l := range t.lines {
+		out[i] = l.text
+	}
+	return out
+}
+
+// Dirty reports whether a flush has something to send.
+func (t *Transcript) Dirty() bool {
+	return t.dirtyFrom < t.end() || len(t.dirtyRows) > 0 || t.base > t.syncBase || t.end() != t.syncEnd
+}
+
+func (t *Transcript) touch(id int) {
+	if id < t.dirtyFrom {
+		t.dirtyFrom = id
+	}
+}
+
+// newEntry starts an entry whose first lines are ls.
+func (t *Transcript) newEntry(kind entryKind, open bool, ls ...line) {
+	t.entries = append(t.entries, t.end())
+	t.touch(t.end())
+	t.lines = append(t.lines, ls...)
+	t.kind, t.open = kind, open
+	t.trim()
+}
+
+// trim drops the oldest entries beyond max.
+func (t *Transcript) trim() {
+	if len(t.entries) <= t.max {
+		return
+	}
+	drop := len(t.entries) - t.max
+	newBase := t.entries[drop]
+	t.entries = append(t.entries[:0], t.entries[drop:]...)
+	t.lines = append([]line(nil), t.lines[newBase-t.base:]...)
+	t.base = newBase
+	for id, row := range t.tools {
+		if row < newBase {
+			delete(t.tools, id)
+		}
+	}
+	for row := range t.dirtyRows {
+		if row < newBase {
+			delete(t.dirtyRows, row)
+		}
+	}
+}
+
+func splitLines(s string, group string) []line {
+	parts := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	out := make([]line, len(parts))
+	for i, p := range parts {
+		out[i] = line{text: p, group: group}
+	}
+	return out
+}
+
+// separate starts a block with an empty line unless the buffer is empty.
+func (t *Transcript) separate() []line {
+	if len(t.lines) == 0 && t.base == 0 {
+		return nil
+	}
+	return []line{{}}
+}
+
+// User starts a turn: "## You" and the user's text.
+func (t *Transcript) User(text string) {
+	t.newEntry(kindHeader, false, append(t.separate(), line{"## You", groupUser})...)
+	t.newEntry(kindUser, false, splitLines(text, groupUser)...)
+	t.header = true
+}
+
+func (t *Transcript) assistantHeader() {
+	if t.header {
+		t.header = false
+		t.newEntry(kindHeader, false, append(t.separate(), line{"## Fido", groupHeader})...)
+	}
+}
+
+// stream appends delta to the open entry of kind, starting one if needed.
+func (t *Transcript) stream(kind entryKind, group, delta string) {
+	if delta == "" {
+		return
+	}
+	t.assistantHeader()
+	if !(t.open && t.kind == kind) {
+		t.newEntry(kind, true, line{group: group})
+	}
+	parts := splitLines(delta, group)
+	last := len(t.lines) - 1
+	t.lines[last].text += parts[0].text
+	t.touch(t.base + last)
+	t.lines = append(t.lines, parts[1:]...)
+}
+
+// Reasoning streams reasoning text (dimmed).
+func (t *Transcript) Reasoning(delta string) { t.stream(kindReasoning, groupReasoning, delta) }
+
+// Content streams answer text.
+func (t *Transcript) Content(delta string) { t.stream(kindAnswer, "", delta) }
+
+// ToolCall adds "● name summary"; ToolResult with the same id completes it.
+func (t *Transcript) ToolCall(id, name, summary string) {
+	t.assistantHeader()
+	text := "● " + oneLineText(strings.TrimSpace(name+" "+summary))
+	t.newEntry(kindTool, false, line{text, groupTool})
+	t.tools[id] = t.end() - 1
+}
+
+// ToolResult completes the call's line with " … ✓ summary" (✗ and FidoError
+// when it failed); a call no longer in the buffer gets a line of its own.
+func (t *Transcript) ToolResult(id, name, summary string, isError bool) {
+	mark, group := "✓", groupTool
+	if isError {
+		mark, group = "✗", groupError
+	}
+	suffix := " … " + mark
+	if s := oneLineText(summary); s != "" {
+		suffix += " " + s
+	}
+	row, ok := t.tools[id]
+	delete(t.tools, id)
+	if !ok || row < t.base {
+		t.assistantHeader()
+		t.newEntry(kindTool, false, line{"● " + oneLineText(name) + suffix, group})
+		return
+	}
+	l := &t.lines[row-t.base]
+	l.text += suffix
+	l.group = group
+	if row < t.dirtyFrom {
+		t.dirtyRows[row] = true
+	}
+}
+
+// Error adds one FidoError entry.
+func (t *Transcript) Error(msg string) {
+	ls := splitLines("✗ "+msg, groupError)
+	t.newEntry(kindError, false, ls...)
+}
+
+// Notice adds one notice entry.
+func (t *Transcript) Notice(msg string) {
+	t.newEntry(kindNotice, false, splitLines(msg, groupNotice)...)
+}
+
+// EndTurn closes streamed entries; the next assistant output after a new
+// user message gets its own header.
+func (t *Transcript) EndTurn() { t.open = false }
+
+// Flush returns the changes since the last flush and marks them sent.
+func (t *Transcript) Flush() TranscriptOps {
+	ops := TranscriptOps{From: -1}
+	// Lines Lua holds that the model dropped.
+	if t.base > t.syncBase {
+		ops.Trim = min(t.base, t.syncEnd) - t.syncBase
+	}
+	luaBase := t.syncBase + ops.Trim
+	if luaBase < t.base { // Lua held none of the kept lines
+		luaBase = t.base
+	}
+	from := max(t.dirtyFrom, t.base)
+	for row := range t.dirtyRows {
+		if row >= t.base && row < from {
+			l := t.lines[row-t.base]
+			ops.Set = append(ops.Set, RowLine{Row: row - luaBase, Text: l.text, Group: l.group})
+		}
+	}
+	sortRows(ops.Set)
+	if from < t.end() || t.end() < t.syncEnd {
+		ops.From = from - luaBase
+		for _, l := range t.lines[from-t.base:] {
+			ops.Lines = append(ops.Lines, l.text)
+			ops.Groups = append(ops.Groups, l.group)
+		}
+	}
+	t.syncBase, t.syncEnd = t.base, t.end()
+	t.dirtyFrom = t.end()
+	clear(t.dirtyRows)
+	return ops
+}
+
+func sortRows(rs []RowLine) {
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && rs[j].Row < rs[j-1].Row; j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+}
+
+// oneLineText keeps tool lines on one line.
+func oneLineText(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

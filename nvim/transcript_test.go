@@ -1,0 +1,187 @@
+package nvim
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// simBuffer applies TranscriptOps the way bridge.lua does.
+type simBuffer struct {
+	lines  []string
+	groups []string
+}
+
+func (b *simBuffer) apply(t *testing.T, ops TranscriptOps) {
+	t.Helper()
+	require.LessOrEqual(t, ops.Trim, len(b.lines), "trim beyond the buffer")
+	b.lines, b.groups = b.lines[ops.Trim:], b.groups[ops.Trim:]
+	for _, s := range ops.Set {
+		require.Less(t, s.Row, len(b.lines), "set row beyond the buffer")
+		b.lines[s.Row], b.groups[s.Row] = s.Text, s.Group
+	}
+	if ops.From >= 0 {
+		require.LessOrEqual(t, ops.From, len(b.lines), "tail starts beyond the buffer")
+		require.Len(t, ops.Groups, len(ops.Lines))
+		b.lines = append(b.lines[:ops.From:ops.From], ops.Lines...)
+		b.groups = append(b.groups[:ops.From:ops.From], ops.Groups...)
+	}
+}
+
+func modelGroups(tr *Transcript) []string {
+	out := make([]string, len(tr.lines))
+	for i, l := range tr.lines {
+		out[i] = l.group
+	}
+	return out
+}
+
+func TestTranscriptRendersATurn(t *testing.T) {
+	tr := NewTranscript(0)
+	tr.User("explain main.go\nplease")
+	tr.Reasoning("Let me ")
+	tr.Reasoning("look.\nOK")
+	tr.ToolCall("c1", "read_file", "main.go 1–40")
+	tr.ToolResult("c1", "read_file", "40 lines", false)
+	tr.Content("It prints")
+	tr.Content(" hello.")
+	tr.ToolCall("c2", "ripgrep", "foo")
+	tr.ToolResult("c2", "ripgrep", "regex parse error", true)
+	tr.Error("provider: 401 Unauthorized")
+	tr.Notice("plan cleared")
+
+	assert.Equal(t, []string{
+		"## You", "explain main.go", "please",
+		"", "## Fido",
+		"Let me look.", "OK",
+		"● read_file main.go 1–40 … ✓ 40 lines",
+		"It prints hello.",
+		"● ripgrep foo … ✗ regex parse error",
+		"✗ provider: 401 Unauthorized",
+		"plan cleared",
+	}, tr.Lines())
+	assert.Equal(t, []string{
+		groupUser, groupUser, groupUser,
+		"", groupHeader,
+		groupReasoning, groupReasoning,
+		groupTool,
+		"",
+		groupError,
+		groupError,
+		groupNotice,
+	}, modelGroups(tr))
+}
+
+func TestTranscriptHeaderOncePerTurn(t *testing.T) {
+	tr := NewTranscript(0)
+	tr.User("a")
+	tr.Content("x")
+	tr.ToolCall("1", "list_files", ".")
+	tr.Content("y")
+	tr.EndTurn()
+	tr.User("b")
+	tr.Content("z")
+	assert.Equal(t, []string{"## You", "a", "", "## Fido", "x", "● list_files .", "y", "", "## You", "b", "", "## Fido", "z"}, tr.Lines())
+}
+
+func TestTranscriptFlushesReproduceTheModel(t *testing.T) {
+	type step func(tr *Transcript, i int)
+	cases := []struct {
+		name  string
+		max   int
+		steps int
+		every int // flush after every n steps
+		step  step
+	}{
+		{"streaming with newlines", 50, 400, 7, func(tr *Transcript, i int) {
+			if i%13 == 0 {
+				tr.Content(fmt.Sprintf("line %d\n", i))
+			} else {
+				tr.Content(fmt.Sprintf("t%d ", i))
+			}
+		}},
+		{"notices beyond the limit", 20, 100, 3, func(tr *Transcript, i int) { tr.Notice(fmt.Sprintf("n%d", i)) }},
+		{"burst trims unsent lines", 5, 200, 200, func(tr *Transcript, i int) { tr.Notice(fmt.Sprintf("n%d", i)) }},
+		{"tool results complete older rows", 30, 300, 5, func(tr *Transcript, i int) {
+			switch i % 4 {
+			case 0:
+				tr.ToolCall(fmt.Sprint(i), "read_file", fmt.Sprint(i))
+			case 1:
+				tr.Reasoning("r\nr")
+			case 2:
+				tr.ToolResult(fmt.Sprint(i-2), "read_file", "ok", i%8 == 2)
+			case 3:
+				tr.User(fmt.Sprintf("u%d", i))
+			}
+		}},
+		{"result of a trimmed call", 3, 40, 1, func(tr *Transcript, i int) {
+			if i%10 == 0 {
+				tr.ToolCall("old", "x", "y")
+			} else if i%10 == 9 {
+				tr.ToolResult("old", "x", "done", false)
+			} else {
+				tr.Notice("n")
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := NewTranscript(c.max)
+			var buf simBuffer
+			for i := 0; i < c.steps; i++ {
+				c.step(tr, i)
+				if i%c.every == 0 {
+					buf.apply(t, tr.Flush())
+					require.Equal(t, tr.Lines(), buf.lines, "after step %d", i)
+					require.Equal(t, modelGroups(tr), buf.groups, "after step %d", i)
+				}
+				assert.LessOrEqual(t, tr.Entries(), c.max)
+			}
+			buf.apply(t, tr.Flush())
+			assert.Equal(t, tr.Lines(), buf.lines)
+			assert.Equal(t, modelGroups(tr), buf.groups)
+			assert.False(t, tr.Dirty())
+		})
+	}
+}
+
+func TestTranscriptKeepsNewestEntries(t *testing.T) {
+	tr := NewTranscript(MaxEntries)
+	for i := 0; i < 1100; i++ {
+		tr.Notice(fmt.Sprintf("notice %d", i))
+	}
+	assert.Equal(t, MaxEntries, tr.Entries())
+	lines := tr.Lines()
+	require.Len(t, lines, MaxEntries)
+	assert.Equal(t, "notice 100", lines[0])
+	assert.Equal(t, "notice 1099", lines[len(lines)-1])
+}
+
+func TestTranscriptStreamingFlushSendsOnlyTheTail(t *testing.T) {
+	tr := NewTranscript(0)
+	tr.User("q")
+	for i := 0; i < 100; i++ {
+		tr.Notice("old")
+	}
+	tr.Flush()
+	tr.Content("abc")
+	tr.Flush()
+	tr.Content("def")
+	ops := tr.Flush()
+	assert.Equal(t, 0, ops.Trim)
+	assert.Empty(t, ops.Set)
+	assert.Equal(t, []string{"abcdef"}, ops.Lines)
+	assert.Equal(t, tr.Len()-1, ops.From)
+	assert.Equal(t, TranscriptOps{From: -1}, tr.Flush(), "nothing changed")
+}
+
+func TestToolLinesStayOnOneLine(t *testing.T) {
+	tr := NewTranscript(0)
+	tr.ToolCall("1", "run", "go test\n./...")
+	tr.ToolResult("1", "run", "exit 1:\nFAIL", true)
+	assert.Equal(t, []string{"## Fido", "● run go test ./... … ✗ exit 1: FAIL"}, tr.Lines())
+	assert.False(t, strings.Contains(strings.Join(tr.Lines(), ""), "\n"))
+}

@@ -1,0 +1,325 @@
+package nvim
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/plan"
+)
+
+// FlushInterval is the least time between two flushes into Neovim.
+const FlushInterval = 30 * time.Millisecond
+
+// Batch is what one flush sends to require("fido.bridge").apply.
+type Batch struct {
+	Transcript *TranscriptOps   `msgpack:"transcript,omitempty"`
+	Status     *Status          `msgpack:"status,omitempty"`
+	Plan       any              `msgpack:"plan,omitempty"`
+	Activity   *ActivityPayload `msgpack:"activity,omitempty"`
+	Draft      *string          `msgpack:"draft,omitempty"`
+}
+
+// UsageStatus is a usage total as Lua sees it.
+type UsageStatus struct {
+	Calls     int     `msgpack:"calls"`
+	Input     int64   `msgpack:"input"`
+	Output    int64   `msgpack:"output"`
+	CacheRead int64   `msgpack:"cache_read"`
+	Cost      float64 `msgpack:"cost"`
+}
+
+// SubagentStatusView is the status table's subagent entry.
+type SubagentStatusView struct {
+	AgentID   string `msgpack:"agent_id"`
+	Phase     string `msgpack:"phase"`
+	Detail    string `msgpack:"detail"`
+	ElapsedMS int64  `msgpack:"elapsed_ms"`
+}
+
+// Status is the snapshot behind require("fido").status().
+type Status struct {
+	State         string              `msgpack:"state"`
+	Model         string              `msgpack:"model"`
+	Reasoning     string              `msgpack:"reasoning"`
+	Root          string              `msgpack:"root"`
+	Usage         UsageStatus         `msgpack:"usage"`
+	SubagentUsage UsageStatus         `msgpack:"subagent_usage"`
+	Plan          *plan.Plan          `msgpack:"plan,omitempty"`
+	Subagent      *SubagentStatusView `msgpack:"subagent,omitempty"`
+	// Flushes counts the batches the host sent so far (this one included).
+	Flushes int64 `msgpack:"flushes"`
+}
+
+func usageStatus(u agent.Usage) UsageStatus {
+	return UsageStatus{Calls: u.Calls, Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, Cost: u.Cost}
+}
+
+// planRenderer builds the plan float's payload. It is nil until the plan view
+// is linked in; then UI sends its result whenever the plan, its visibility or
+// the editor size changed.
+var planRenderer func(p *plan.Plan, dims EditorDims, visible, focus bool) any
+
+// UI implements agent.UI for Neovim. Every method records state and schedules
+// a flush; one flusher goroutine sends at most one batch per FlushInterval,
+// as one ExecLua call. Safe for use from any goroutine.
+type UI struct {
+	mu     sync.Mutex
+	tr     *Transcript
+	status Status
+	dirty  bool // status (and possibly more) changed since the last flush
+
+	plan        *plan.Plan
+	planHidden  bool // the user closed the window: no auto-show until ShowPlan
+	planShown   bool // ShowPlan made it visible even without items
+	planFocus   bool // the next plan payload focuses the window
+	planDirty   bool
+	dims        EditorDims
+	sub         *agent.SubagentStatus
+	subDirty    bool
+	draft       *string
+	planOptions PlanOptions
+
+	kick  chan struct{}
+	send  func(ctx context.Context, b *Batch) error
+	naive bool
+	sendM sync.Mutex // naive mode: serializes the per-delta writes
+	logf  func(string, ...any)
+
+	prompts *prompts
+}
+
+// newUI returns a UI that writes through send. naive writes every change at
+// once from the calling goroutine (the bench's baseline), never coalescing.
+func newUI(send func(context.Context, *Batch) error, naive bool, logf func(string, ...any), p *prompts) *UI {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return &UI{
+		tr:      NewTranscript(MaxEntries),
+		status:  Status{State: string(agent.StateIdle)},
+		dirty:   true,
+		kick:    make(chan struct{}, 1),
+		send:    send,
+		naive:   naive,
+		logf:    logf,
+		prompts: p,
+	}
+}
+
+// update runs f under the lock and schedules a flush.
+func (u *UI) update(f func()) {
+	u.mu.Lock()
+	f()
+	u.dirty = true
+	u.mu.Unlock()
+	if u.naive {
+		u.sendM.Lock()
+		defer u.sendM.Unlock()
+		if b := u.take(); b != nil {
+			if err := u.send(context.Background(), b); err != nil {
+				u.logf("fido: render: %v", err)
+			}
+		}
+		return
+	}
+	select {
+	case u.kick <- struct{}{}:
+	default:
+	}
+}
+
+// take builds the pending batch (nil when nothing changed) and marks it sent.
+func (u *UI) take() *Batch {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.dirty && !u.tr.Dirty() && !u.planDirty && !u.subDirty && u.draft == nil {
+		return nil
+	}
+	b := &Batch{}
+	if u.tr.Dirty() {
+		ops := u.tr.Flush()
+		b.Transcript = &ops
+	}
+	u.status.Flushes++
+	st := u.status
+	st.Plan = u.plan
+	if u.sub != nil {
+		st.Subagent = &SubagentStatusView{AgentID: u.sub.AgentID, Phase: u.sub.Phase, Detail: u.sub.Detail,
+			ElapsedMS: u.sub.Elapsed.Milliseconds()}
+	}
+	b.Status = &st
+	if u.planDirty && planRenderer != nil {
+		b.Plan = planRenderer(u.plan, u.dims, u.planVisible(), u.planFocus)
+		u.planFocus = false
+	}
+	u.planDirty = false
+	if u.subDirty {
+		a := ActivityView(u.sub)
+		b.Activity = &a
+		u.subDirty = false
+	}
+	b.Draft, u.draft = u.draft, nil
+	u.dirty = false
+	return b
+}
+
+func (u *UI) planVisible() bool {
+	if u.planShown {
+		return true
+	}
+	return !u.planHidden && u.plan != nil && len(u.plan.Items) > 0
+}
+
+// run is the flusher: it sends a batch when kicked, then waits out the
+// interval, so deltas arriving meanwhile coalesce into the next batch.
+func (u *UI) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-u.kick:
+		}
+		start := time.Now()
+		if b := u.take(); b != nil {
+			if err := u.send(ctx, b); err != nil && !errors.Is(err, context.Canceled) {
+				u.logf("fido: render: %v", err)
+			}
+		}
+		if wait := FlushInterval - time.Since(start); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// Info implements agent.UI.
+func (u *UI) Info(i agent.SessionInfo) {
+	u.update(func() { u.status.Model, u.status.Reasoning, u.status.Root = i.Model, i.Reasoning, i.Root })
+}
+
+// SetState implements agent.UI.
+func (u *UI) SetState(s agent.TurnState) {
+	u.update(func() {
+		u.status.State = string(s)
+		if s == agent.StateIdle {
+			u.tr.EndTurn()
+		}
+	})
+}
+
+// UserText implements agent.UI.
+func (u *UI) UserText(text string) { u.update(func() { u.tr.User(text) }) }
+
+// Reasoning implements agent.UI.
+func (u *UI) Reasoning(delta string) { u.update(func() { u.tr.Reasoning(delta) }) }
+
+// Content implements agent.UI.
+func (u *UI) Content(delta string) { u.update(func() { u.tr.Content(delta) }) }
+
+// ToolCall implements agent.UI.
+func (u *UI) ToolCall(id, name, summary string) {
+	u.update(func() { u.tr.ToolCall(id, name, summary) })
+}
+
+// ToolResult implements agent.UI.
+func (u *UI) ToolResult(id, name, summary string, isError bool) {
+	u.update(func() { u.tr.ToolResult(id, name, summary, isError) })
+}
+
+// Error implements agent.UI.
+func (u *UI) Error(msg string) { u.update(func() { u.tr.Error(msg) }) }
+
+// Notice implements agent.UI.
+func (u *UI) Notice(msg string) { u.update(func() { u.tr.Notice(msg) }) }
+
+// Usage implements agent.UI.
+func (u *UI) Usage(total, subagent agent.Usage) {
+	u.update(func() {
+		u.status.Usage, u.status.SubagentUsage = usageStatus(total), usageStatus(subagent)
+	})
+}
+
+// Plan implements agent.UI.
+func (u *UI) Plan(p *plan.Plan) {
+	u.update(func() {
+		u.plan = p
+		u.planDirty = true
+	})
+}
+
+// ShowPlan implements agent.UI.
+func (u *UI) ShowPlan(focus bool) {
+	u.update(func() {
+		u.planHidden, u.planShown, u.planDirty = false, true, true
+		u.planFocus = u.planFocus || focus
+	})
+}
+
+// planClosed records that the user closed the plan window.
+func (u *UI) planClosed() {
+	u.update(func() { u.planHidden, u.planShown, u.planFocus = true, false, false })
+}
+
+// resized records the editor size (the plan float is laid out from it).
+func (u *UI) resized(d EditorDims) {
+	u.update(func() {
+		if d != u.dims {
+			u.dims = d
+			u.planDirty = true
+		}
+	})
+}
+
+// Subagent implements agent.UI.
+func (u *UI) Subagent(s *agent.SubagentStatus) {
+	u.update(func() {
+		if s != nil {
+			c := *s
+			s = &c
+		}
+		u.sub, u.subDirty = s, true
+	})
+}
+
+// RestoreDraft implements agent.UI.
+func (u *UI) RestoreDraft(text string) { u.update(func() { u.draft = &text }) }
+
+// Notify implements agent.UI.
+func (u *UI) Notify(msg string, level agent.Level) {
+	if u.prompts != nil {
+		u.prompts.notify(msg, level)
+	}
+}
+
+// Select implements agent.UI.
+func (u *UI) Select(ctx context.Context, prompt string, items []string) (int, error) {
+	if u.prompts == nil {
+		return -1, errors.New("fido: no editor connection")
+	}
+	return u.prompts.sel(ctx, prompt, items)
+}
+
+// Input implements agent.UI.
+func (u *UI) Input(ctx context.Context, prompt, def string) (string, bool, error) {
+	if u.prompts == nil {
+		return "", false, errors.New("fido: no editor connection")
+	}
+	return u.prompts.input(ctx, prompt, def)
+}
+
+// Status returns the current status snapshot (what Lua's status() shows once flushed).
+func (u *UI) Status() Status {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.status
+}
+
+var _ agent.UI = (*UI)(nil)
