@@ -1,0 +1,356 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// attemptKey carries an *attemptState from Stream to the doer through the
+// request context, so concurrent Streams on one provider never share state.
+type attemptKey struct{}
+
+// attemptState is one HTTP attempt. The doer runs synchronously inside
+// go-openai's call on the Stream goroutine, so no locking is needed.
+type attemptState struct {
+	req *Request
+	// activity is called whenever a byte of the response arrives.
+	activity func()
+
+	// Set by the doer.
+	rewriteErr error
+	status     int // an HTTP error status, 0 on success
+	errBody    []byte
+	retryAfter time.Duration
+	sse        *sseBody
+}
+
+// openRouterDoer is go-openai's HTTPDoer: it adds the attribution headers,
+// rewrites the body with the fields go-openai lacks, keeps error bodies and
+// Retry-After (go-openai drops the headers), and filters the SSE stream.
+type openRouterDoer struct {
+	client         *http.Client
+	referer, title string
+}
+
+const maxErrorBody = 64 << 10
+
+func (d *openRouterDoer) Do(r *http.Request) (*http.Response, error) {
+	at, _ := r.Context().Value(attemptKey{}).(*attemptState)
+	r = r.Clone(r.Context())
+	r.Header.Set("HTTP-Referer", d.referer)
+	r.Header.Set("X-Title", d.title)
+	r.Header.Set("X-OpenRouter-Title", d.title)
+	if at != nil && at.req != nil && r.Body != nil {
+		body, err := io.ReadAll(r.Body)
+		_ = r.Body.Close()
+		if err == nil {
+			body, err = rewriteBody(body, at.req)
+		}
+		if err != nil {
+			at.rewriteErr = err
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	resp, err := d.client.Do(r)
+	if err != nil || at == nil {
+		return resp, err
+	}
+	at.activity()
+	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		_ = resp.Body.Close()
+		at.status = resp.StatusCode
+		at.errBody = body
+		at.retryAfter = parseRetryAfter(resp.Header, time.Now())
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
+	}
+	at.sse = newSSEBody(resp.Body, at.activity)
+	resp.Body = at.sse
+	return resp, nil
+}
+
+// parseRetryAfter reads Retry-After as seconds or an HTTP date (also the
+// non-standard retry-after-ms); 0 means absent or in the past.
+func parseRetryAfter(h http.Header, now time.Time) time.Duration {
+	if ms := strings.TrimSpace(h.Get("Retry-After-Ms")); ms != "" {
+		if v, err := strconv.ParseFloat(ms, 64); err == nil && v > 0 {
+			return time.Duration(v * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// rewriteBody adds what go-openai's ChatCompletionRequest cannot express:
+// reasoning {effort}, the assistant's reasoning and reasoning_details passed
+// back, and an always-present content on tool (and plain) messages. Keys are
+// re-encoded in sorted order, so identical requests give identical bytes.
+func rewriteBody(body []byte, req *Request) ([]byte, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, fmt.Errorf("request body: %w", err)
+	}
+	if req.Reasoning != "" {
+		eff, _ := json.Marshal(req.Reasoning)
+		top["reasoning"] = json.RawMessage(`{"effort":` + string(eff) + `}`)
+	}
+	if raw, ok := top["messages"]; ok {
+		var msgs []map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &msgs); err != nil {
+			return nil, fmt.Errorf("request messages: %w", err)
+		}
+		if len(msgs) != len(req.Messages) {
+			return nil, fmt.Errorf("request messages: %d encoded for %d", len(msgs), len(req.Messages))
+		}
+		for i, m := range req.Messages {
+			wm := msgs[i]
+			if m.Role == RoleAssistant {
+				if m.Reasoning != "" {
+					wm["reasoning"], _ = json.Marshal(m.Reasoning)
+				}
+				if len(m.ReasoningDetails) > 0 && json.Valid(m.ReasoningDetails) {
+					wm["reasoning_details"] = m.ReasoningDetails
+				}
+			}
+			// go-openai's omitempty drops empty content; an empty tool result
+			// must still carry it. Assistant tool-call messages may omit it.
+			if _, ok := wm["content"]; !ok && !(m.Role == RoleAssistant && len(m.ToolCalls) > 0) {
+				wm["content"] = json.RawMessage(`""`)
+			}
+		}
+		enc, err := marshalNoEscape(msgs)
+		if err != nil {
+			return nil, err
+		}
+		top["messages"] = enc
+	}
+	return marshalNoEscape(top)
+}
+
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// sseBody sits between the HTTP body and go-openai's stream reader. It
+// reports every received byte (the stall watchdog), drops SSE comments such
+// as ": OPENROUTER PROCESSING" (go-openai would count them against its
+// empty-message limit and mix them into its error accumulator), terminates a
+// final line that lacks its newline (go-openai drops it), notes [DONE], and
+// keeps the payload of a `data: {"error":…}` line, which go-openai swallows.
+type sseBody struct {
+	src     io.ReadCloser
+	br      *bufio.Reader
+	out     []byte
+	err     error
+	sawDone bool
+	errData []byte
+	bare    bytes.Buffer // non-SSE JSON lines, e.g. a plain error object
+}
+
+type activityReader struct {
+	r      io.Reader
+	notify func()
+}
+
+func (a activityReader) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if n > 0 {
+		a.notify()
+	}
+	return n, err
+}
+
+func newSSEBody(src io.ReadCloser, activity func()) *sseBody {
+	return &sseBody{src: src, br: bufio.NewReaderSize(activityReader{src, activity}, 32<<10)}
+}
+
+func (b *sseBody) Read(p []byte) (int, error) {
+	for len(b.out) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		line, err := b.br.ReadBytes('\n')
+		if err != nil {
+			b.err = err
+			if err == io.EOF && len(line) > 0 {
+				line = append(line, '\n')
+			}
+		}
+		if len(line) > 0 {
+			b.out = b.inspect(line)
+		}
+	}
+	n := copy(p, b.out)
+	b.out = b.out[n:]
+	return n, nil
+}
+
+var errorFirst = regexp.MustCompile(`^\{\s*"error"\s*:`)
+
+func (b *sseBody) inspect(line []byte) []byte {
+	t := bytes.TrimSpace(line)
+	switch {
+	case len(t) == 0:
+		return line
+	case t[0] == ':':
+		return nil
+	case bytes.HasPrefix(t, []byte("data:")):
+		payload := bytes.TrimSpace(t[len("data:"):])
+		if string(payload) == "[DONE]" {
+			b.sawDone = true
+		} else if b.errData == nil && errorFirst.Match(payload) {
+			b.errData = append([]byte(nil), payload...)
+		}
+	case t[0] == '{' && b.bare.Len() < maxErrorBody:
+		b.bare.Write(t)
+	}
+	return line
+}
+
+// errorPayload is the JSON of an error the stream carried outside normal
+// chunks, or nil.
+func (b *sseBody) errorPayload() []byte {
+	if b.errData != nil {
+		return b.errData
+	}
+	if b.bare.Len() > 0 && gjson.GetBytes(b.bare.Bytes(), "error").Exists() {
+		return b.bare.Bytes()
+	}
+	return nil
+}
+
+func (b *sseBody) Close() error { return b.src.Close() }
+
+// httpError words an HTTP error response for the user.
+func httpError(label string, status int, body []byte, retryAfter time.Duration) *ProviderError {
+	e := &ProviderError{Status: status, RetryAfter: retryAfter, Code: strconv.Itoa(status)}
+	detail := errorDetail(body)
+	if c := gjson.GetBytes(body, "error.code"); c.Exists() && c.String() != "" {
+		e.Code = c.String()
+	}
+	withDetail := func(s string) string {
+		if detail == "" {
+			return s
+		}
+		return s + ": " + detail
+	}
+	switch {
+	case status == 401:
+		e.Message = label + " rejected the API key (401): check OPENROUTER_API_KEY"
+	case status == 402:
+		e.Message = withDetail(label + " says the account is out of credits (402)")
+	case status == 403:
+		e.Message = withDetail(label + " refused the request (403)")
+	case status == 404:
+		e.Message = withDetail(label + " does not know this model or endpoint (404)")
+	case status == 408:
+		e.Message, e.Retryable = withDetail(label+" timed out (408)"), true
+	case status == 409:
+		e.Message, e.Retryable = withDetail(label+" reported a conflict (409)"), true
+	case status == 429:
+		m := label + " is rate limiting requests (429)"
+		if retryAfter > 0 {
+			m += fmt.Sprintf("; retry after %s", shortDuration(retryAfter))
+		}
+		e.Message, e.Retryable = withDetail(m), true
+	case status >= 500:
+		e.Message, e.Retryable = withDetail(fmt.Sprintf("%s is unavailable (%d)", label, status)), true
+	default:
+		e.Message = withDetail(fmt.Sprintf("%s rejected the request (%d)", label, status))
+	}
+	return e
+}
+
+// errorDetail extracts one short line from an error body: the JSON error
+// message (with the upstream provider's raw message when OpenRouter only says
+// "Provider returned error"), an HTML page's title, or the trimmed text.
+func errorDetail(body []byte) string {
+	if gjson.ValidBytes(body) {
+		root := gjson.ParseBytes(body)
+		msg := root.Get("error.message").String()
+		if msg == "" {
+			msg = root.Get("message").String()
+		}
+		if raw := root.Get("error.metadata.raw").String(); raw != "" && raw != msg {
+			if r := gjson.Get(raw, "error.message").String(); r != "" {
+				raw = r
+			}
+			msg = strings.TrimSpace(msg + " — " + raw)
+		}
+		if p := root.Get("error.metadata.provider_name").String(); p != "" && msg != "" {
+			msg += " [" + p + "]"
+		}
+		return clip(oneLine(msg), 240)
+	}
+	s := string(body)
+	if looksHTML(s) {
+		if m := titleRE.FindStringSubmatch(s); m != nil {
+			if t := oneLine(html.UnescapeString(tagRE.ReplaceAllString(m[1], ""))); t != "" {
+				return clip(t, 160)
+			}
+		}
+		s = scriptRE.ReplaceAllString(s, " ")
+		s = html.UnescapeString(tagRE.ReplaceAllString(s, " "))
+	}
+	return clip(oneLine(s), 160)
+}
+
+var (
+	titleRE  = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+	tagRE    = regexp.MustCompile(`(?s)<[^>]*>`)
+	scriptRE = regexp.MustCompile(`(?is)<(script|style)[^>]*>.*?</(script|style)>`)
+)
+
+func looksHTML(s string) bool {
+	head := strings.ToLower(strings.TrimSpace(s[:min(len(s), 512)]))
+	return strings.HasPrefix(head, "<") && (strings.Contains(head, "<html") || strings.Contains(head, "<!doctype") ||
+		strings.Contains(head, "<head") || strings.Contains(head, "<body") || strings.Contains(head, "<title"))
+}
+
+// oneLine collapses all whitespace runs to single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clip shortens s to at most n runes, marking the cut with an ellipsis.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}
