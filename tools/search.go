@@ -299,15 +299,26 @@ func compileLineMatcher(pattern string, ignoreCase bool) (*lineMatcher, error) {
 			best = l.s
 		}
 	}
-	if best != "" {
+	// A short literal such as `(` in `(Read|Write)\(` hits on most lines and
+	// would make the verifier run everywhere; coregex's own prefilter (which
+	// handles alternations and case folding) does better there. A long
+	// literal is the better prefilter (coregex is slow on inner literals).
+	if len(best) >= minPrefilterLen {
 		m.lit = []byte(best)
 		return m, nil
 	}
 	if cre, err := coregex.Compile("(?m)" + expr); err == nil {
 		m.cre = cre
+		return m, nil
+	}
+	if best != "" {
+		m.lit = []byte(best)
 	}
 	return m, nil
 }
+
+// minPrefilterLen is the shortest required literal used as the prefilter.
+const minPrefilterLen = 3
 
 type reqLit struct {
 	s    string

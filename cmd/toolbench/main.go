@@ -1,0 +1,448 @@
+// Command toolbench compares the workspace tools' search and find engines
+// with ripgrep (rg) and fd on a large generated tree, checks that they return
+// the same results, and prints a table of medians and ratios.
+//
+//	go run ./cmd/toolbench [-dir /tmp/fido-bench] [-copies 3] [-runs 5]
+//
+// The tree (copies of Go's own source, an ignored node_modules, nested
+// .gitignore files, a hidden directory, binary files and a text file over
+// 2 MiB) is generated once under -dir and reused by later runs.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/git-pkgs/gitignore"
+
+	"github.com/fido-nvim/fido/tools"
+)
+
+type query struct {
+	name       string
+	pattern    string // for our engine and the naive baseline
+	ignoreCase bool
+	rgArgs     []string
+}
+
+var queries = []query{
+	{"literal", "ErrUnexpectedEOF", false, []string{"ErrUnexpectedEOF"}},
+	{"-i word", `\bdeadline\b`, true, []string{"-i", "-w", "deadline"}},
+	{"alternation", `(ReadFile|WriteFile|ReadDir)\(`, false, []string{`(ReadFile|WriteFile|ReadDir)\(`}},
+	{"inner literal", `[A-Z][a-z]+Marshal[A-Z]`, false, []string{`[A-Z][a-z]+Marshal[A-Z]`}},
+	{"many", `err`, false, []string{"err"}},
+	{"none", `zqxjvkwpq_never`, false, []string{"zqxjvkwpq_never"}},
+}
+
+var globs = []string{"*.go", "*_test.go", "go.mod", "zz_none_*"}
+
+func main() {
+	dir := flag.String("dir", filepath.Join(os.TempDir(), "fido-bench"), "cache directory for the generated tree")
+	copies := flag.Int("copies", 3, "copies of GOROOT/src in the tree")
+	runs := flag.Int("runs", 5, "timed runs per tool and query (after one warm-up)")
+	naive := flag.Bool("naive", true, "also time the naive Go baseline (one run per query)")
+	goroot := flag.String("goroot", runtime.GOROOT(), "Go installation whose src is copied")
+	flag.Parse()
+
+	rgBin, err := exec.LookPath("rg")
+	if err != nil {
+		fatal("rg not found: apt-get install -y ripgrep")
+	}
+	fdBin := ""
+	for _, n := range []string{"fdfind", "fd"} {
+		if p, err := exec.LookPath(n); err == nil {
+			fdBin = p
+			break
+		}
+	}
+	if fdBin == "" {
+		fatal("fd not found: apt-get install -y fd-find")
+	}
+	root, err := ensureTree(*dir, *goroot, *copies)
+	if err != nil {
+		fatal(err.Error())
+	}
+	ws, err := tools.NewWorkspace(root, nil, nil)
+	if err != nil {
+		fatal(err.Error())
+	}
+	ctx := context.Background()
+	fmt.Printf("tree: %s (%d copies of %s/src), GOMAXPROCS=%d, %d runs, medians in ms\n\n", root, *copies, *goroot, runtime.GOMAXPROCS(0), *runs)
+
+	fmt.Println("| query | rg | ripgrep tool | ratio | naive Go | naive ratio | matching lines | same set |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	var ratios []float64
+	allSame := true
+	for _, q := range queries {
+		rgArgs := append([]string{"--no-config", "-n", "--null", "--max-filesize", "2M"}, q.rgArgs...)
+		var rgOut []byte
+		runRg := func() {
+			rgOut = runCmd(root, rgBin, rgArgs...)
+		}
+		var ours *tools.SearchResult
+		runOurs := func() {
+			res, err := ws.Search(ctx, ".", tools.SearchOptions{Pattern: q.pattern, IgnoreCase: q.ignoreCase})
+			if err != nil {
+				fatal(err.Error())
+			}
+			ours = res
+		}
+		rgMs, ourMs := timePair(*runs, runRg, runOurs)
+		rgSet := parseRg(rgOut)
+		ourSet := make(map[string]bool, len(ours.Matches))
+		for _, m := range ours.Matches {
+			ourSet[fmt.Sprintf("%s:%d", m.Path, m.Line)] = true
+		}
+		same := equalSets(rgSet, ourSet)
+		naiveCol, naiveRatio := "-", "-"
+		if *naive {
+			var naiveSet map[string]bool
+			ms := timeOnce(func() { naiveSet = naiveSearch(root, q.pattern, q.ignoreCase) })
+			naiveCol, naiveRatio = fmt.Sprintf("%.0f", ms), fmt.Sprintf("%.2fx", ms/rgMs)
+			if !equalSets(rgSet, naiveSet) {
+				naiveRatio += " (set differs)"
+			}
+		}
+		sameText := "yes"
+		if !same {
+			allSame = false
+			sameText = "NO: " + diffSets(rgSet, ourSet)
+		}
+		ratio := ourMs / rgMs
+		ratios = append(ratios, ratio)
+		fmt.Printf("| %s | %.0f | %.0f | %.2fx | %s | %s | %d | %s |\n", q.name, rgMs, ourMs, ratio, naiveCol, naiveRatio, len(rgSet), sameText)
+	}
+	fmt.Printf("\nsearch: median ratio %.2fx, worst %.2fx (goal: median <= 1.2x, every query <= 1.5x)\n\n", median(ratios), maxOf(ratios))
+
+	fmt.Println("| glob | fd | find_files | ratio | naive Go | naive ratio | entries | same set |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	var fratios []float64
+	for _, g := range globs {
+		var fdOut []byte
+		runFd := func() { fdOut = runCmd(root, fdBin, "-s", "-g", g) }
+		var ours *tools.FindResult
+		runOurs := func() {
+			res, err := ws.Find(ctx, ".", g, 0)
+			if err != nil {
+				fatal(err.Error())
+			}
+			ours = res
+		}
+		fdMs, ourMs := timePair(*runs, runFd, runOurs)
+		fdSet := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSpace(string(fdOut)), "\n") {
+			if l != "" {
+				fdSet[strings.TrimSuffix(strings.TrimPrefix(l, "./"), "/")] = true
+			}
+		}
+		ourSet := map[string]bool{}
+		for _, p := range ours.Paths {
+			ourSet[strings.TrimSuffix(p, "/")] = true
+		}
+		naiveCol, naiveRatio := "-", "-"
+		if *naive {
+			var naiveSet map[string]bool
+			ms := timeOnce(func() { naiveSet = naiveFind(root, g) })
+			naiveCol, naiveRatio = fmt.Sprintf("%.0f", ms), fmt.Sprintf("%.2fx", ms/fdMs)
+			if !equalSets(fdSet, naiveSet) {
+				naiveRatio += " (set differs)"
+			}
+		}
+		sameText := "yes"
+		if !equalSets(fdSet, ourSet) {
+			allSame = false
+			sameText = "NO: " + diffSets(fdSet, ourSet)
+		}
+		ratio := ourMs / fdMs
+		fratios = append(fratios, ratio)
+		fmt.Printf("| `%s` | %.0f | %.0f | %.2fx | %s | %s | %d | %s |\n", g, fdMs, ourMs, ratio, naiveCol, naiveRatio, len(fdSet), sameText)
+	}
+	fmt.Printf("\nfind: median ratio %.2fx, worst %.2fx (goal: <= 1.5x)\n", median(fratios), maxOf(fratios))
+	if !allSame {
+		fmt.Println("\nRESULT SETS DIFFER")
+		os.Exit(1)
+	}
+}
+
+func fatal(msg string) {
+	fmt.Fprintln(os.Stderr, "toolbench:", msg)
+	os.Exit(2)
+}
+
+// runCmd runs a command in dir with stdout to a pipe (grep-like tools may
+// short-circuit when writing to /dev/null) and returns what it printed.
+func runCmd(dir, bin string, args ...string) []byte {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		// rg and fd exit 1 when nothing matched.
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			fatal(fmt.Sprintf("%s %v: %v", bin, args, err))
+		}
+	}
+	return out.Bytes()
+}
+
+// timePair warms both up once, then alternates them runs times and returns
+// their median wall times in ms. Alternating keeps drift out of the ratio.
+func timePair(runs int, a, b func()) (float64, float64) {
+	a()
+	b()
+	var ta, tb []float64
+	for i := 0; i < runs; i++ {
+		ta = append(ta, timeOnce(a))
+		tb = append(tb, timeOnce(b))
+	}
+	return median(ta), median(tb)
+}
+
+func timeOnce(f func()) float64 {
+	start := time.Now()
+	f()
+	return float64(time.Since(start).Microseconds()) / 1000
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func maxOf(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
+// parseRg reads `path\0line:text` lines into a set of "path:line".
+func parseRg(out []byte) map[string]bool {
+	set := map[string]bool{}
+	for _, l := range bytes.Split(out, []byte("\n")) {
+		i := bytes.IndexByte(l, 0)
+		if i < 0 {
+			continue
+		}
+		j := bytes.IndexByte(l[i+1:], ':')
+		if j < 0 {
+			continue
+		}
+		set[string(l[:i])+":"+string(l[i+1:i+1+j])] = true
+	}
+	return set
+}
+
+func equalSets(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// diffSets describes how b differs from the reference a.
+func diffSets(a, b map[string]bool) string {
+	var missing, extra []string
+	for k := range a {
+		if !b[k] {
+			missing = append(missing, k)
+		}
+	}
+	for k := range b {
+		if !a[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	return fmt.Sprintf("%d missing %v, %d extra %v", len(missing), head(missing), len(extra), head(extra))
+}
+
+func head(s []string) []string {
+	if len(s) > 3 {
+		return s[:3]
+	}
+	return s
+}
+
+// naiveWalk is the straightforward baseline: serial filepath.WalkDir, a
+// gitignore matcher that grows as directories are entered, hidden entries skipped.
+func naiveWalk(root string, visit func(rel, abs string, d fs.DirEntry)) {
+	m := gitignore.New("")
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == root {
+			if path == root {
+				m.AddFromFile(filepath.Join(root, ".gitignore"), "")
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if m.MatchPath(rel, d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			m.AddFromFile(filepath.Join(path, ".gitignore"), rel)
+		}
+		visit(rel, path, d)
+		return nil
+	})
+}
+
+// naiveSearch reads every file and runs the regexp on each line.
+func naiveSearch(root, pattern string, ignoreCase bool) map[string]bool {
+	if ignoreCase {
+		pattern = "(?i)" + pattern
+	}
+	re := regexp.MustCompile(pattern)
+	set := map[string]bool{}
+	naiveWalk(root, func(rel, abs string, d fs.DirEntry) {
+		if !d.Type().IsRegular() {
+			return
+		}
+		data, err := os.ReadFile(abs)
+		if err != nil || len(data) > 2<<20 || bytes.IndexByte(data, 0) >= 0 {
+			return
+		}
+		lines := bytes.Split(data, []byte("\n"))
+		if len(lines[len(lines)-1]) == 0 {
+			lines = lines[:len(lines)-1]
+		}
+		for i, line := range lines {
+			if re.Match(line) {
+				set[fmt.Sprintf("%s:%d", rel, i+1)] = true
+			}
+		}
+	})
+	return set
+}
+
+func naiveFind(root, glob string) map[string]bool {
+	set := map[string]bool{}
+	naiveWalk(root, func(rel, abs string, d fs.DirEntry) {
+		if ok, _ := doublestar.Match(glob, d.Name()); ok {
+			set[rel] = true
+		}
+	})
+	return set
+}
+
+// ensureTree builds the benchmark tree under dir unless a complete one with
+// the same parameters is already there.
+func ensureTree(dir, goroot string, copies int) (string, error) {
+	root := filepath.Join(dir, fmt.Sprintf("tree-%d", copies))
+	stamp := filepath.Join(dir, fmt.Sprintf("tree-%d.done", copies))
+	if _, err := os.Stat(stamp); err == nil {
+		return root, nil
+	}
+	src := filepath.Join(goroot, "src")
+	if _, err := os.Stat(src); err != nil {
+		return "", fmt.Errorf("need Go's source at %s: %w", src, err)
+	}
+	fmt.Fprintf(os.Stderr, "generating %s (once)…\n", root)
+	_ = os.RemoveAll(root)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	sh := func(args ...string) error {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = root
+		cmd.Stderr = os.Stderr
+		return cmd.Run()
+	}
+	for i := 0; i < copies; i++ {
+		if err := sh("cp", "-r", src, fmt.Sprintf("go%d", i)); err != nil {
+			return "", err
+		}
+	}
+	// Ignored trees and a hidden directory with searchable content.
+	for _, d := range []string{"node_modules/a", "node_modules/b", ".cache"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(d)), 0o755); err != nil {
+			return "", err
+		}
+		if err := sh("cp", "-r", filepath.Join(src, "net"), d); err != nil {
+			return "", err
+		}
+	}
+	files := map[string]string{
+		".gitignore": "node_modules/\n*.log\n/build/\n# comment\n",
+		// Negation, dir-only, anchored and a trailing /** with a re-include.
+		"go0/.gitignore":                "*.s\n!asm_amd64.s\ntestdata/\n",
+		"go1/.gitignore":                "/runtime/**\n!/runtime/*.go\n",
+		"go1/cmd/.gitignore":            "/compile/\n*_test.go\n!main_test.go\n",
+		"go0/net/http/.gitignore":       "[a-c]*.go\n!client.go\n",
+		"build/out.go":                  "package build // ErrUnexpectedEOF err\n",
+		"keep.log":                      "ErrUnexpectedEOF err deadline\n",
+		"go0/crypto/tls/.gitignore":     "*\n!*/\n!*.go\n",
+		"go0/crypto/tls/bench_extra.go": "package tls // ErrUnexpectedEOF deadline\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return "", err
+		}
+	}
+	// A 3 MB binary and a small binary holding a matching word.
+	rnd := rand.New(rand.NewSource(1))
+	blob := make([]byte, 3<<20)
+	rnd.Read(blob)
+	copy(blob[1000:], "ErrUnexpectedEOF")
+	if err := os.WriteFile(filepath.Join(root, "blob.bin"), blob, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(root, "small.bin"), []byte("ErrUnexpectedEOF\x00err\n"), 0o644); err != nil {
+		return "", err
+	}
+	// A 2.3 MB text file (over the 2 MiB limit) full of matches.
+	var big bytes.Buffer
+	for big.Len() < 2300<<10 {
+		big.WriteString("if err != nil { return ErrUnexpectedEOF } // deadline ReadFile(x)\n")
+	}
+	if err := os.WriteFile(filepath.Join(root, "big.txt"), big.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	if err := sh("git", "init", "-q"); err != nil {
+		return "", err
+	}
+	return root, os.WriteFile(stamp, []byte(time.Now().String()), 0o644)
+}
