@@ -2,12 +2,14 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -271,11 +273,18 @@ func (p *OpenRouter) stallError() *ProviderError {
 }
 
 func (p *OpenRouter) connectError(err error) *ProviderError {
+	// Retrying cannot fix an unknown host or a bad certificate.
+	retry := true
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound || errors.As(err, &certErr) {
+		retry = false
+	}
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
 		err = uerr.Err
 	}
-	return &ProviderError{Message: "cannot reach " + p.label + ": " + oneLine(err.Error()), Retryable: true}
+	return &ProviderError{Message: "cannot reach " + p.label + ": " + oneLine(err.Error()), Retryable: retry}
 }
 
 // scrub removes the API key from everything the user could see.

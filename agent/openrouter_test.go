@@ -605,6 +605,31 @@ func TestStreamConnectionRefusedIsRetried(t *testing.T) {
 	}
 }
 
+func TestStreamUnknownHostIsNotRetried(t *testing.T) {
+	var sleeps int
+	// No real lookup: the dialer fails as a resolver answering NXDOMAIN would.
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host", Name: "fido-no-such-host.invalid", IsNotFound: true}}
+	}}}
+	p := NewOpenRouter(OpenRouterConfig{BaseURL: "http://fido-no-such-host.invalid/api/v1", APIKey: testKey, HTTPClient: client,
+		Sleep: func(ctx context.Context, d time.Duration) error { sleeps++; return nil }})
+	_, err := p.Stream(context.Background(), userRequest("hi"), nil)
+	pe := providerError(t, err)
+	assert.Contains(t, pe.Message, "cannot reach the model server at fido-no-such-host.invalid")
+	assert.False(t, pe.Retryable)
+	assert.Zero(t, sleeps)
+}
+
+func TestStreamPlainJSONErrorIn200(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.Enqueue(llmtest.Reply().Raw(`{"error":{"code":"invalid_model","message":"unknown model foo"}}`).NoDone())
+	_, err, _ := stream(t, newTestProvider(t, srv), userRequest("hi"))
+	pe := providerError(t, err)
+	assert.Contains(t, pe.Message, "unknown model foo (invalid_model)")
+	assert.False(t, pe.Retryable)
+	assert.Len(t, srv.Requests(), 1)
+}
+
 func TestStreamHeaders(t *testing.T) {
 	tests := []struct {
 		name           string
@@ -818,4 +843,20 @@ func TestDefaultBackoff(t *testing.T) {
 func TestServiceLabel(t *testing.T) {
 	assert.Equal(t, "OpenRouter", serviceLabel(DefaultOpenRouterBaseURL))
 	assert.Equal(t, "the model server at localhost:8080", serviceLabel("http://localhost:8080/v1"))
+}
+
+// BenchmarkStream20kDeltas streams 20,000 small content deltas from the fake
+// server as fast as it sends them, through the whole provider.
+func BenchmarkStream20kDeltas(b *testing.B) {
+	srv := llmtest.NewServer(b)
+	srv.SetDefault(llmtest.Reply().ContentDeltas(20000, "tok ").Finish("stop").Usage(10, 20000, 0, 0.01))
+	p := NewOpenRouter(OpenRouterConfig{BaseURL: srv.URL(), APIKey: testKey})
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		resp, err := p.Stream(context.Background(), userRequest("hi"), func(d Delta) { n++ })
+		if err != nil || n != 20000 || len(resp.Message.Content) != 80000 {
+			b.Fatalf("err=%v deltas=%d len=%d", err, n, len(resp.Message.Content))
+		}
+	}
 }
