@@ -76,7 +76,8 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	h := &host{v: v, logf: logf}
+	h := &host{v: v, logf: logf, calls: make(chan func(Backend), 256), ready: make(chan struct{})}
+	go h.work(ctx)
 	h.prompts = newPrompts(func(code string, args ...any) error { return v.ExecLua(code, nil, args...) })
 	h.ui = newUI(h.sendBatch, os.Getenv(RenderEnv) == "naive", logf, h.prompts)
 	if err := h.register(); err != nil {
@@ -123,6 +124,9 @@ type host struct {
 	ui      *UI
 	prompts *prompts
 
+	calls chan func(Backend)
+	ready chan struct{} // closed once the backend exists
+
 	mu      sync.Mutex
 	backend Backend
 	stop    context.CancelFunc
@@ -159,6 +163,7 @@ func (h *host) start(cfg RunConfig) error {
 		defer close(done)
 		h.ui.run(fctx)
 	}()
+	close(h.ready)
 	h.ui.update(func() {})
 	return nil
 }
@@ -204,20 +209,42 @@ func (h *host) recover(what string) {
 	}
 }
 
-// withBackend runs f with the backend in its own goroutine, so a handler
-// returns at once whatever the backend does.
+// withBackend queues f for the backend. One worker runs the calls in the
+// order they arrived (notifications are ordered; a cancel must not overtake
+// the submit before it), after the backend exists; the handler returns at once.
 func (h *host) withBackend(what string, f func(Backend)) {
+	call := func(b Backend) {
+		defer h.recover(what)
+		f(b)
+	}
+	select {
+	case h.calls <- call:
+	default:
+		go func() { h.calls <- call }()
+	}
+}
+
+// work runs queued backend calls once the backend is ready.
+func (h *host) work(ctx context.Context) {
+	select {
+	case <-h.ready:
+	case <-ctx.Done():
+		return
+	}
 	h.mu.Lock()
 	b := h.backend
 	h.mu.Unlock()
 	if b == nil {
-		h.logf("fido: %s before the session started", what)
 		return
 	}
-	go func() {
-		defer h.recover(what)
-		f(b)
-	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case call := <-h.calls:
+			call(b)
+		}
+	}
 }
 
 func (h *host) register() error {
