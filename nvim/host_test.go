@@ -25,11 +25,11 @@ type fakeBackend struct {
 	ui     *UI
 	editor tools.Editor
 
-	mu      sync.Mutex
-	submits []string
-	plans   []string
-	cancels int
-	closed  bool
+	mu       sync.Mutex
+	submits  []string
+	plans    []string
+	cancels  int
+	closed   bool
 	onSubmit func(ui *UI, text string)
 }
 
