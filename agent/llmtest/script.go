@@ -271,7 +271,8 @@ func (b *ReplyBuilder) respond(s *Server, w http.ResponseWriter, r *http.Request
 			panic(http.ErrAbortHandler)
 		case stepStall:
 			s.waitGone(r, 0)
-			return
+			// Closing the server must not look like a clean end of stream.
+			panic(http.ErrAbortHandler)
 		}
 		if !ok {
 			return
