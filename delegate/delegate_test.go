@@ -253,6 +253,7 @@ func TestDelegateEndsNormally(t *testing.T) {
 			require.NotEmpty(t, st)
 			assert.Equal(t, tt.status, st[len(st)-1].Phase)
 			assert.True(t, st[len(st)-1].Done)
+			assert.GreaterOrEqual(t, st[len(st)-1].Elapsed, tt.minTime)
 			for _, s := range st {
 				assert.NotContains(t, s.Phase+s.Detail, marker)
 			}
