@@ -24,6 +24,8 @@ type step struct {
 	onRequest func()
 	// block makes the call wait for cancellation after streaming.
 	block bool
+	// panicWith makes the provider panic.
+	panicWith string
 }
 
 // fakeProvider answers requests from a script, in order, and records them.
@@ -57,6 +59,9 @@ func (p *fakeProvider) Stream(ctx context.Context, req agent.Request, onDelta fu
 	}
 	for j, c := range s.calls {
 		onDelta(agent.Delta{Kind: agent.DeltaToolCall, ToolIndex: j, ToolName: c.Name})
+	}
+	if s.panicWith != "" {
+		panic(s.panicWith)
 	}
 	if s.block {
 		<-ctx.Done()

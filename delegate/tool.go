@@ -190,9 +190,16 @@ func (t *Tool) Run(ctx context.Context, inv tools.Invocation, raw json.RawMessag
 		return t.result(failedResult(nil, CodeBusy, "Another subagent is still running; only one runs at a time.",
 			"a delegation is already in progress; wait for its result and continue without it or delegate again afterwards")), nil
 	}
+	started := false
+	defer func() {
+		if !started {
+			t.busy.Store(false)
+		}
+	}()
 	id := tools.Identity{Role: tools.RoleSubagent, AgentID: t.cfg.NewID(), ParentRole: tools.RoleMain}
 	parent, ok := agent.ParentMessages(ctx)
 	fork := BuildFork(parent, ok, id, t.Name(), inv.CallID, a)
+	started = true // from here the subagent's goroutine releases the flag
 	return t.run(ctx, id, fork, t.timeout(a)), nil
 }
 
@@ -284,6 +291,12 @@ func (t *Tool) run(ctx context.Context, id tools.Identity, fork Fork, timeout ti
 	done := make(chan outcome, 1)
 	go func() {
 		defer t.busy.Store(false)
+		defer func() {
+			// A fault inside the subagent must not take the editor down with it.
+			if p := recover(); p != nil {
+				done <- outcome{err: fmt.Errorf("the subagent failed with an internal error: %v", p)}
+			}
+		}()
 		msgs, err := loop.Run(runCtx, fork.Messages)
 		done <- outcome{msgs, err}
 	}()
