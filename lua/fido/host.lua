@@ -114,9 +114,8 @@ function M.start()
   log_lines({ string.format("--- %s starting %s serve --root %s", os.date("%Y-%m-%d %H:%M:%S"), bin, root) })
   state.ready, state.stopping = false, false
   local job
-  local ok, res = pcall(vim.fn.jobstart, { bin, "serve", "--root", root }, {
+  local opts = {
     rpc = true,
-    env = env(),
     on_stderr = function(_, data)
       log_lines(data)
     end,
@@ -131,7 +130,13 @@ function M.start()
         state.died = { code = code, log = M.log_path() }
       end
     end,
-  })
+  }
+  -- 0.7 rejects an empty env table (E475): only pass one with entries.
+  local e = env()
+  if next(e) then
+    opts.env = e
+  end
+  local ok, res = pcall(vim.fn.jobstart, { bin, "serve", "--root", root }, opts)
   if not ok or type(res) ~= "number" or res <= 0 then
     return nil, string.format("could not start %s: %s", bin, tostring(res))
   end
