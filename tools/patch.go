@@ -147,11 +147,12 @@ func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 		seen    = map[string]bool{}
 		applied int
 		failed  = -1
+		reason  string
 		notes   string
 	)
 	for i, op := range p.Operations {
 		if err := ctx.Err(); err != nil && failed < 0 {
-			failed = i
+			failed, reason = i, "cancelled"
 			fmt.Fprintf(&b, "op %d ✗ %s: cancelled\n", i+1, op.Path)
 			continue
 		}
@@ -161,7 +162,7 @@ func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 		}
 		msg, entry, err := t.apply(op, abs[i])
 		if err != nil {
-			failed = i
+			failed, reason = i, err.Error()
 			fmt.Fprintf(&b, "op %d ✗ %s: %v\n", i+1, op.Path, err)
 			continue
 		}
@@ -183,7 +184,7 @@ func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 		return Result{
 			Content: head + b.String(),
 			IsError: true,
-			Summary: fmt.Sprintf("%d of %d ops applied; op %d failed", applied, total, failed+1),
+			Summary: Shorten(fmt.Sprintf("%d of %d ops applied; op %d failed: %s", applied, total, failed+1, reason), 160),
 			Changed: changed,
 		}, nil
 	}

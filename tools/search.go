@@ -279,9 +279,12 @@ func compileLineMatcher(pattern string, ignoreCase bool) (*lineMatcher, error) {
 	if ignoreCase {
 		expr = "(?i)" + expr
 	}
+	if _, err := regexp.Compile(expr); err != nil {
+		return nil, fmt.Errorf("invalid regular expression %q: %s (RE2 syntax: no lookaround or backreferences)", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
 	re, err := regexp.Compile("(?m)" + expr)
 	if err != nil {
-		return nil, fmt.Errorf("invalid regular expression %q: %s (RE2 syntax: no lookaround or backreferences)", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return nil, fmt.Errorf("invalid regular expression %q: %v", pattern, err)
 	}
 	m := &lineMatcher{re: re}
 	tree, err := syntax.Parse(expr, syntax.Perl)

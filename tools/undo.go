@@ -46,9 +46,11 @@ type UndoEntry struct {
 // UndoLog is the newest-first mutation log kept in undo.json in the
 // workspace's state directory. It is safe for concurrent use.
 type UndoLog struct {
-	mu      sync.Mutex
-	path    string
-	entries []UndoEntry
+	mu         sync.Mutex
+	path       string
+	entries    []UndoEntry
+	maxEntries int
+	maxTotal   int
 }
 
 // OpenUndoLog loads the log at path (a missing file is an empty log). A
@@ -56,7 +58,7 @@ type UndoLog struct {
 // empty; the returned error then says so in words for the user, and the
 // returned log is usable.
 func OpenUndoLog(path string) (*UndoLog, error) {
-	u := &UndoLog{path: path}
+	u := &UndoLog{path: path, maxEntries: maxUndoEntries, maxTotal: maxUndoTotal}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return u, nil
@@ -94,16 +96,16 @@ func (u *UndoLog) Record(e UndoEntry) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.entries = append([]UndoEntry{e}, u.entries...)
-	if len(u.entries) > maxUndoEntries {
-		u.entries = u.entries[:maxUndoEntries]
+	if len(u.entries) > u.maxEntries {
+		u.entries = u.entries[:u.maxEntries]
 	}
 	total := 0
 	for i := range u.entries {
 		if p := u.entries[i].Prior; p != nil {
 			total += len(*p)
-			if total > maxUndoTotal {
+			if total > u.maxTotal {
 				u.entries[i].Prior, u.entries[i].Encoding = nil, ""
-				u.entries[i].PriorOmitted = "dropped: the undo log keeps at most 8 MiB of content"
+				u.entries[i].PriorOmitted = fmt.Sprintf("dropped: the undo log keeps at most %d bytes of content", u.maxTotal)
 			}
 		}
 	}

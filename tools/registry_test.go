@@ -1,0 +1,59 @@
+package tools
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWorkspaceToolsRegister(t *testing.T) {
+	ws, _ := testWorkspace(t, map[string]string{"a/b.go": "x"})
+	reg, err := NewRegistry(WorkspaceTools(ws)...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"find_files", "list_files", "mkdir", "patch", "read_file", "ripgrep", "rm", "rmdir"}, reg.Names())
+	access := map[string]Access{"find_files": ReadOnly, "list_files": ReadOnly, "read_file": ReadOnly, "ripgrep": ReadOnly,
+		"patch": Mutating, "mkdir": Mutating, "rm": Mutating, "rmdir": Mutating}
+	for _, tool := range reg.Tools() {
+		assert.Equal(t, access[tool.Name()], tool.Access(), tool.Name())
+		assert.Greater(t, len(tool.Description()), 100, tool.Name())
+		var schema map[string]any
+		require.NoError(t, json.Unmarshal(tool.Parameters(), &schema), tool.Name())
+		_, ok := tool.(CallSummarizer)
+		assert.True(t, ok, "%s summarizes its calls", tool.Name())
+	}
+	// Subagents may read but never mutate.
+	sub := Invocation{Identity: Identity{Role: RoleSubagent}, DelegationDepth: 1}
+	res := reg.Invoke(t.Context(), sub, "rm", json.RawMessage(`{"path":"a/b.go"}`))
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, "permission_denied")
+	res = reg.Invoke(t.Context(), sub, "read_file", json.RawMessage(`{"path":"a/b.go"}`))
+	assert.False(t, res.IsError, res.Content)
+}
+
+func TestCallSummaries(t *testing.T) {
+	ws, _ := testWorkspace(t, nil)
+	reg, err := NewRegistry(WorkspaceTools(ws)...)
+	require.NoError(t, err)
+	tests := []struct{ tool, args, want string }{
+		{"read_file", `{"path":"src/x.go","seek":11,"limit":29}`, "src/x.go 12–40"},
+		{"read_file", `{"path":"src/x.go"}`, "src/x.go"},
+		{"ripgrep", `{"pattern":"func Parse","path":"src","glob":"*.go"}`, `"func Parse" in src (*.go)`},
+		{"find_files", `{"pattern":"*.go"}`, `"*.go"`},
+		{"list_files", `{"path":"src","recursive":true}`, "src/ (recursive)"},
+		{"patch", `{"operations":[{"path":"a.go","content":""},{"path":"b.go","search":"x","replace":"y"}]}`, "2 ops: a.go, b.go"},
+		{"rmdir", `{"path":"old"}`, "old"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, reg.SummarizeCall(tt.tool, json.RawMessage(tt.args)))
+	}
+}
+
+func TestListRoot(t *testing.T) {
+	ws, _ := testWorkspace(t, map[string]string{".gitignore": "out/\n", "out/x": "", "src/a.go": "", ".git/HEAD": "", ".cache/x": "", "go.mod": "", "b.txt": ""})
+	assert.Equal(t, ".gitignore\nb.txt\ngo.mod\nsrc/", ListRoot(ws, 10))
+	got := ListRoot(ws, 2)
+	assert.True(t, strings.HasSuffix(got, "… and 2 more"), got)
+}
