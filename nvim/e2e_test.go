@@ -115,11 +115,14 @@ func TestE2EDeadHostIsRestartedWithNotice(t *testing.T) {
 	srv.SetDefault(llmtest.Text("ok"))
 	require.NoError(t, n.Command("Fido first"))
 	n.WaitFor(t, `require("fido.host").ready()`, 10*time.Second)
+	_, err := srv.WaitRequests(1, 10*time.Second)
+	require.NoError(t, err)
 	var pid int
 	n.Lua(t, &pid, `return require("fido.host").pid()`)
 	require.Positive(t, pid)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 	n.WaitFor(t, `require("fido.host").died() ~= nil`, 5*time.Second)
+	assert.True(t, n.Bool(t, `require("fido").status().state == "idle"`), "a dead host's turn is over")
 
 	require.NoError(t, n.Command("Fido second"))
 	n.WaitFor(t, `require("fido.host").ready()`, 10*time.Second)
@@ -133,7 +136,7 @@ func TestE2EDeadHostIsRestartedWithNotice(t *testing.T) {
 	var newPid int
 	n.Lua(t, &newPid, `return require("fido.host").pid()`)
 	assert.NotEqual(t, pid, newPid)
-	_, err := srv.WaitRequests(2, 10*time.Second)
+	_, err = srv.WaitRequests(2, 10*time.Second)
 	assert.NoError(t, err, "the second prompt reached the restarted host")
 }
 

@@ -57,10 +57,11 @@ func usageStatus(u agent.Usage) UsageStatus {
 	return UsageStatus{Calls: u.Calls, Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, Cost: u.Cost}
 }
 
-// planRenderer builds the plan float's payload. It is nil until the plan view
-// is linked in; then UI sends its result whenever the plan, its visibility or
-// the editor size changed.
-var planRenderer func(p *plan.Plan, dims EditorDims, visible, focus bool) any
+// planRenderer builds the plan float's payload (for require("fido.planwin").apply).
+// The plan view sets it from an init function in its own file; while it is
+// nil no plan payload is sent. UI calls it whenever the plan, its visibility,
+// the focus request or the editor size changed.
+var planRenderer func(p *plan.Plan, dims EditorDims, opts PlanOptions, visible, focus bool) any
 
 // UI implements agent.UI for Neovim. Every method records state and schedules
 // a flush; one flusher goroutine sends at most one batch per FlushInterval,
@@ -152,7 +153,7 @@ func (u *UI) take() *Batch {
 	}
 	b.Status = &st
 	if u.planDirty && planRenderer != nil {
-		b.Plan = planRenderer(u.plan, u.dims, u.planVisible(), u.planFocus)
+		b.Plan = planRenderer(u.plan, u.dims, u.planOptions, u.planVisible(), u.planFocus)
 		u.planFocus = false
 	}
 	u.planDirty = false

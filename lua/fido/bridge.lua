@@ -131,6 +131,13 @@ function M.apply(batch)
   end
 end
 
+--- The host is gone: whatever ran is over.
+function M.host_exited()
+  state.status.state = "idle"
+  state.status.subagent = nil
+  require("fido").status_changed(state.status)
+end
+
 --- The last status snapshot.
 function M.status()
   return state.status

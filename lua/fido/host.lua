@@ -129,6 +129,10 @@ function M.start()
       if not expected then
         state.died = { code = code, log = M.log_path() }
       end
+      -- A turn that was running is over: stop the spinner.
+      pcall(function()
+        require("fido.bridge").host_exited()
+      end)
     end,
   }
   -- 0.7 rejects an empty env table (E475): only pass one with entries.
