@@ -72,7 +72,7 @@ func TestLoopBadCallsBecomeToolErrors(t *testing.T) {
 	assertValidHistory(t, out)
 	assert.Contains(t, out[2].Content, `unknown tool \"nosuch\"`)
 	assert.Contains(t, out[3].Content, "invalid JSON arguments")
-	assert.Contains(t, out[4].Content, `argument \"text\" must be string`)
+	assert.Contains(t, out[4].Content, `argument \"text\" must be a string`)
 	assert.Contains(t, out[5].Content, "missing")
 	assert.NotEmpty(t, out[1].ToolCalls[3].ID, "a call without an id gets one")
 	assert.Equal(t, "{}", out[1].ToolCalls[1].Arguments, "invalid arguments are not echoed into the history")

@@ -137,7 +137,7 @@ func TestUpdateToolRejects(t *testing.T) {
 		{"not an object", `[1]`, "update_plan: argument"},
 		{"unknown argument", `{"reason":"r","items":[],"extra":1}`, `unknown argument "extra"`},
 		{"unknown item field", `{"reason":"r","items":[{"id":"a","title":"t","status":"done","note":"x"}]}`, `unknown argument "note"`},
-		{"wrong type", `{"reason":"r","items":[{"id":"a","title":"t","status":"done","evidence":"x"}]}`, `argument "items.evidence" must be []string`},
+		{"wrong type", `{"reason":"r","items":[{"id":"a","title":"t","status":"done","evidence":"x"}]}`, `argument "items.evidence" must be an array`},
 		{"rule broken", `{"reason":"r","items":[{"id":"verify","title":"t","status":"pending","next_action":"n","dependencies":["impl"]}]}`, `item "verify": dependency "impl" does not exist in this plan`},
 		{"two in progress", `{"reason":"r","items":[{"id":"a","title":"t","status":"in_progress","next_action":"n"},{"id":"b","title":"t","status":"in_progress","next_action":"n"}]}`, `keep at most one item in_progress`},
 	}

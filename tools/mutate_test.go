@@ -32,7 +32,7 @@ func TestMkdir(t *testing.T) {
 		`{"path": "file/sub"}`:  "not a directory",
 		`{}`:                    "path is required",
 		`{"path": "../x"}`:      "leaves the workspace",
-		`{"path": 3}`:           `argument "path" must be string`,
+		`{"path": 3}`:           `argument "path" must be a string`,
 		`{"path": "x", "p": 1}`: `unknown argument "p"`,
 	} {
 		res := run(t, ws, "mkdir", args)
@@ -119,7 +119,7 @@ func TestReadOnlyToolBadInput(t *testing.T) {
 		{"read_file", `{"path": "nope"}`, "nope does not exist"},
 		{"read_file", `{"path": "a.txt", "seek": 5}`, "seek 5 is past the end: a.txt has 1 lines"},
 		{"read_file", `{"path": "a.txt", "seek": -1}`, "seek must be 0 or more"},
-		{"read_file", `{"path": "a.txt", "limit": "ten"}`, `argument "limit" must be int`},
+		{"read_file", `{"path": "a.txt", "limit": "ten"}`, `argument "limit" must be an integer`},
 		{"read_file", `{"path": "/etc/passwd"}`, "absolute"},
 		{"list_files", `{"path": "a.txt"}`, "a.txt is a file"},
 		{"list_files", `{"path": "nope"}`, "nope does not exist"},

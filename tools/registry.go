@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -145,7 +146,7 @@ func DecodeArgs(args json.RawMessage, v any) error {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &te):
-			return fmt.Errorf("argument %q must be %s, got %s", te.Field, te.Type.String(), te.Value)
+			return fmt.Errorf("argument %q must be %s, got %s", te.Field, jsonKind(te.Type), te.Value)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			return fmt.Errorf("unknown argument %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 		default:
@@ -153,6 +154,28 @@ func DecodeArgs(args json.RawMessage, v any) error {
 		}
 	}
 	return nil
+}
+
+// jsonKind names a Go type the way the JSON schema does.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return t.String()
 }
 
 // Shorten cuts s to at most n runes, marking the cut with an ellipsis.
