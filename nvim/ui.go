@@ -20,6 +20,8 @@ type Batch struct {
 	Plan       any              `msgpack:"plan,omitempty"`
 	Activity   *ActivityPayload `msgpack:"activity,omitempty"`
 	Draft      *string          `msgpack:"draft,omitempty"`
+	// Quit closes Fido's windows (/quit).
+	Quit bool `msgpack:"quit,omitempty"`
 }
 
 // UsageStatus is a usage total as Lua sees it.
@@ -81,6 +83,7 @@ type UI struct {
 	sub         *agent.SubagentStatus
 	subDirty    bool
 	draft       *string
+	quit        bool
 	planOptions PlanOptions
 
 	kick  chan struct{}
@@ -136,7 +139,7 @@ func (u *UI) update(f func()) {
 func (u *UI) take() *Batch {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if !u.dirty && !u.tr.Dirty() && !u.planDirty && !u.subDirty && u.draft == nil {
+	if !u.dirty && !u.tr.Dirty() && !u.planDirty && !u.subDirty && u.draft == nil && !u.quit {
 		return nil
 	}
 	b := &Batch{}
@@ -163,6 +166,7 @@ func (u *UI) take() *Batch {
 		u.subDirty = false
 	}
 	b.Draft, u.draft = u.draft, nil
+	b.Quit, u.quit = u.quit, false
 	u.dirty = false
 	return b
 }
@@ -291,6 +295,9 @@ func (u *UI) Subagent(s *agent.SubagentStatus) {
 }
 
 // RestoreDraft implements agent.UI.
+// Quit closes Fido's windows (for /quit); the conversation stays.
+func (u *UI) Quit() { u.update(func() { u.quit = true }) }
+
 func (u *UI) RestoreDraft(text string) { u.update(func() { u.draft = &text }) }
 
 // Notify implements agent.UI.

@@ -75,6 +75,10 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	}
 	listing := tools.ListRoot(ws, 40)
 	names := registry.Names()
+	quit := func() {}
+	if q, ok := ui.(interface{ Quit() }); ok {
+		quit = q.Quit
+	}
 	missing := ""
 	if cfg.APIKey == "" {
 		missing = agent.MissingKeyMessage
@@ -93,6 +97,7 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		SuspendDir: filepath.Join(stateDir, "suspends"),
 		Undo:       func(n int) []string { return undoLines(undo, n) },
 		MissingKey: missing,
+		Quit:       quit,
 	})
 	if err != nil {
 		return nil, err

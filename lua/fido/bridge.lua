@@ -126,6 +126,9 @@ function M.apply(batch)
   if batch.activity ~= nil and batch.activity ~= vim.NIL then
     call_module("fido.activity", batch.activity)
   end
+  if batch.quit == true then
+    layout.close()
+  end
   if type(batch.draft) == "string" then
     layout.set_input(batch.draft, false)
   end

@@ -209,6 +209,19 @@ function M.open(enter)
   return twin, iwin
 end
 
+--- Closes Fido's windows (/quit). The buffers stay, so :Fido reopens the
+--- conversation as it was. The last window of the editor is never closed.
+function M.close()
+  for _, w in ipairs({ M.input_win(), M.transcript_win() }) do
+    if w and api.nvim_win_is_valid(w) and #api.nvim_tabpage_list_wins(0) > 1 then
+      pcall(api.nvim_win_close, w, true)
+    end
+  end
+  pcall(function()
+    require("fido.planwin").hide()
+  end)
+end
+
 --- Puts text into the input buffer (draft restore, mentions).
 function M.set_input(text, append)
   local b = M.input_buf()
