@@ -3,15 +3,18 @@ module github.com/fido-nvim/fido
 go 1.26.8
 
 require (
-	github.com/adrg/xdg v0.5.3 // indirect
-	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect
+	github.com/adrg/xdg v0.5.3
+	github.com/bmatcuk/doublestar/v4 v4.10.4
+	github.com/coregx/coregex v0.12.19
+	github.com/git-pkgs/gitignore v1.2.0
+	github.com/neovim/go-client v1.2.2-0.20240514170004-863141a115a5
+	github.com/sashabaranov/go-openai v1.43.0
+	github.com/stretchr/testify v1.12.1
+	github.com/tidwall/gjson v1.20.2
+)
+
+require (
 	github.com/coregx/ahocorasick v0.2.1 // indirect
-	github.com/coregx/coregex v0.12.19 // indirect
-	github.com/git-pkgs/gitignore v1.2.0 // indirect
-	github.com/neovim/go-client v1.2.2-0.20240514170004-863141a115a5 // indirect
-	github.com/sashabaranov/go-openai v1.43.0 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
-	github.com/tidwall/gjson v1.20.2 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.3.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
