@@ -1,0 +1,187 @@
+-- The subagent activity bar: one line of sanitized lifecycle text (built in
+-- Go, see nvim/activity.go) at the top of the transcript window. Where the
+-- editor has 'winbar' (0.8+) it is the transcript window's winbar; on 0.7 it
+-- is a one-line, unfocusable float pinned to the top of that window. It never
+-- takes focus or the input.
+local M = {}
+
+local api = vim.api
+local has_winbar = vim.fn.exists("+winbar") == 1
+
+local state = {
+  payload = nil, -- the last payload applied
+  bar_win = nil, -- window whose winbar we set (0.8+)
+  saved_winbar = nil, -- its winbar before we set it
+  float = nil, -- the 0.7 float
+  float_buf = nil,
+}
+
+-- The transcript window, or nil when the layout is not open.
+local function transcript_win()
+  local ok, layout = pcall(require, "fido.layout")
+  if not ok or type(layout) ~= "table" or type(layout.transcript_win) ~= "function" then
+    return nil
+  end
+  local ok2, w = pcall(layout.transcript_win)
+  if ok2 and type(w) == "number" and w > 0 and api.nvim_win_is_valid(w) then
+    return w
+  end
+  return nil
+end
+
+local function visible(p)
+  return type(p) == "table" and p.visible == true and type(p.text) == "string"
+end
+
+local function group_of(p)
+  if type(p.group) == "string" and p.group:match("^[%w_]+$") then
+    return p.group
+  end
+  return "FidoSubagent"
+end
+
+-- Statusline syntax treats % specially; the text is plain.
+local function escape(text)
+  return (text:gsub("%%", "%%%%"))
+end
+
+-- 0.8+: the winbar -------------------------------------------------------
+
+local function restore_winbar()
+  local w = state.bar_win
+  if w and api.nvim_win_is_valid(w) then
+    pcall(api.nvim_win_set_option, w, "winbar", state.saved_winbar or "")
+  end
+  state.bar_win, state.saved_winbar = nil, nil
+end
+
+local function apply_winbar(p, tw)
+  if not (visible(p) and tw) then
+    restore_winbar()
+    return
+  end
+  if state.bar_win ~= tw then
+    restore_winbar()
+    state.saved_winbar = api.nvim_win_get_option(tw, "winbar")
+    state.bar_win = tw
+  end
+  -- %= fills the rest of the bar with the group, so it reads as a bar.
+  local bar = "%#" .. group_of(p) .. "# " .. escape(p.text) .. " %=%*"
+  api.nvim_win_set_option(tw, "winbar", bar)
+end
+
+-- 0.7: a one-line float --------------------------------------------------
+
+local function close_float()
+  if state.float and api.nvim_win_is_valid(state.float) then
+    pcall(api.nvim_win_close, state.float, true)
+  end
+  state.float = nil
+end
+
+local function float_buf()
+  if state.float_buf and api.nvim_buf_is_valid(state.float_buf) then
+    return state.float_buf
+  end
+  local buf = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_option(buf, "buftype", "nofile")
+  api.nvim_buf_set_option(buf, "bufhidden", "hide")
+  api.nvim_buf_set_option(buf, "swapfile", false)
+  api.nvim_buf_set_option(buf, "filetype", "fidoactivity")
+  state.float_buf = buf
+  return buf
+end
+
+local function apply_float(p, tw)
+  if not (visible(p) and tw) then
+    close_float()
+    return
+  end
+  local buf = float_buf()
+  api.nvim_buf_set_option(buf, "modifiable", true)
+  api.nvim_buf_set_lines(buf, 0, -1, false, { " " .. p.text })
+  api.nvim_buf_set_option(buf, "modifiable", false)
+  local config = {
+    relative = "win",
+    win = tw,
+    anchor = "NW",
+    row = 0,
+    col = 0,
+    width = math.max(1, api.nvim_win_get_width(tw)),
+    height = 1,
+    focusable = false,
+    zindex = 60,
+    style = "minimal",
+    border = "none",
+  }
+  local f = state.float
+  if f and api.nvim_win_is_valid(f) then
+    -- A float relative to a window stays with it; a different transcript
+    -- window (the layout was rebuilt) needs a new float.
+    local ok = pcall(api.nvim_win_set_config, f, config)
+    if not ok then
+      close_float()
+    end
+  end
+  if not (state.float and api.nvim_win_is_valid(state.float)) then
+    config.noautocmd = true
+    state.float = api.nvim_open_win(buf, false, config)
+  end
+  local g = group_of(p)
+  api.nvim_win_set_option(state.float, "winhighlight", "Normal:" .. g .. ",NormalFloat:" .. g .. ",EndOfBuffer:" .. g)
+  api.nvim_win_set_option(state.float, "wrap", false)
+end
+
+local function render()
+  local p, tw = state.payload, transcript_win()
+  if has_winbar then
+    apply_winbar(p, tw)
+  else
+    apply_float(p, tw)
+  end
+end
+
+--- Shows (payload.visible) or hides the bar. payload: { visible, text, group }.
+--- Safe before the layout exists: the payload is kept and shown on refresh().
+function M.apply(payload)
+  state.payload = payload
+  render()
+end
+
+--- Re-applies the last payload (the layout opened, moved or resized).
+function M.refresh()
+  render()
+end
+
+--- The 0.7 float's window id, or nil.
+function M.float()
+  if state.float and api.nvim_win_is_valid(state.float) then
+    return state.float
+  end
+  return nil
+end
+
+--- Whether this Neovim shows the bar in the winbar (else in a float).
+function M.uses_winbar()
+  return has_winbar
+end
+
+pcall(function()
+  require("fido.highlights").setup()
+end)
+
+-- Keep the 0.7 float on the transcript window's top row and as wide as the
+-- window. WinScrolled also fires when a window is resized on 0.7.
+if not has_winbar then
+  local group = api.nvim_create_augroup("FidoActivity", { clear = true })
+  api.nvim_create_autocmd({ "VimResized", "WinScrolled", "WinNew", "WinClosed", "TabEnter" }, {
+    group = group,
+    callback = function()
+      if state.float or visible(state.payload) then
+        vim.schedule(render)
+      end
+    end,
+  })
+end
+
+return M
