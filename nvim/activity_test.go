@@ -55,7 +55,7 @@ func TestActivityView(t *testing.T) {
 			in:   &agent.SubagentStatus{AgentID: "a1", Phase: "nested delegation rejected", Elapsed: time.Second},
 			want: ActivityPayload{Visible: true, Group: "FidoSubagent", Text: "SUBAGENT a1 · nested delegation rejected · 1.0s"}},
 		{name: "detail: newlines, tabs and control characters",
-			in: &agent.SubagentStatus{AgentID: "a1", Phase: "ripgrep", Detail: "  foo\n\tbar\x1b[31m\x00 baz\u200b\r\n", Elapsed: 0},
+			in:   &agent.SubagentStatus{AgentID: "a1", Phase: "ripgrep", Detail: "  foo\n\tbar\x1b[31m\x00 baz\u200b\r\n", Elapsed: 0},
 			want: ActivityPayload{Visible: true, Group: "FidoSubagent", Text: "SUBAGENT a1 · ripgrep · foo bar[31m baz · 0.0s"}},
 		{name: "id and phase are sanitized too, never truncated",
 			in: &agent.SubagentStatus{AgentID: "x\ny", Phase: "re\x07viewing", Detail: long, Elapsed: 0},
