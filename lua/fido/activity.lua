@@ -11,7 +11,8 @@ local has_winbar = vim.fn.exists("+winbar") == 1
 local state = {
   payload = nil, -- the last payload applied
   bar_win = nil, -- window whose winbar we set (0.8+)
-  saved_winbar = nil, -- its winbar before we set it
+  saved_winbar = nil, -- its local winbar before we set it
+  last_bar = nil, -- the winbar string we set
   float = nil, -- the 0.7 float
   float_buf = nil,
 }
@@ -45,14 +46,95 @@ local function escape(text)
   return (text:gsub("%%", "%%%%"))
 end
 
+local SEP = " · "
+
+-- Splits "SUBAGENT <id> · <phase> · <detail> · <elapsed>" into the part
+-- that must stay (head, up to and including the phase's separator), the
+-- detail, and the tail (" · <elapsed>"). Without a detail, detail and tail
+-- are empty and head is the whole text.
+local function split(text)
+  local a = text:find(SEP, 1, true)
+  local b = a and text:find(SEP, a + #SEP, true)
+  if not b then
+    return text, "", ""
+  end
+  local last, i = b, b
+  while true do
+    local j = text:find(SEP, i + 1, true)
+    if not j then
+      break
+    end
+    last, i = j, j
+  end
+  if last == b then
+    return text, "", ""
+  end
+  return text:sub(1, b + #SEP - 1), text:sub(b + #SEP, last - 1), text:sub(last)
+end
+
+local function truncate(s, cells)
+  local out, used = {}, 0
+  for i = 0, vim.fn.strchars(s) - 1 do
+    local ch = vim.fn.strcharpart(s, i, 1)
+    local w = vim.fn.strdisplaywidth(ch)
+    if used + w > cells then
+      break
+    end
+    table.insert(out, ch)
+    used = used + w
+  end
+  return table.concat(out)
+end
+
+-- The text fitted into width cells: only the detail shrinks (then goes);
+-- "SUBAGENT <id> · <phase>" and the elapsed time stay.
+local function fit(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  local head, detail, tail = split(text)
+  if detail == "" then
+    return text
+  end
+  local room = width - vim.fn.strdisplaywidth(head) - vim.fn.strdisplaywidth(tail)
+  if room >= 4 then
+    return head .. vim.trim(truncate(detail, room - 1)) .. "…" .. tail
+  end
+  return head:sub(1, #head - #SEP) .. tail
+end
+
 -- 0.8+: the winbar -------------------------------------------------------
 
+-- Window-local winbar (never the global value).
+local function get_local_winbar(w)
+  return api.nvim_win_call(w, function()
+    return api.nvim_get_option_value("winbar", { scope = "local" })
+  end)
+end
+
+local function set_local_winbar(w, value)
+  api.nvim_win_call(w, function()
+    api.nvim_set_option_value("winbar", value, { scope = "local" })
+  end)
+end
+
+-- Removes our bar: the window we set it on gets its previous winbar back;
+-- windows split from it (which copied the bar) get an empty local winbar.
 local function restore_winbar()
+  local ours = state.last_bar
+  if ours then
+    for _, w in ipairs(api.nvim_list_wins()) do
+      local ok, value = pcall(get_local_winbar, w)
+      if ok and w ~= state.bar_win and value == ours then
+        pcall(set_local_winbar, w, "")
+      end
+    end
+  end
   local w = state.bar_win
   if w and api.nvim_win_is_valid(w) then
-    pcall(api.nvim_win_set_option, w, "winbar", state.saved_winbar or "")
+    pcall(set_local_winbar, w, state.saved_winbar or "")
   end
-  state.bar_win, state.saved_winbar = nil, nil
+  state.bar_win, state.saved_winbar, state.last_bar = nil, nil, nil
 end
 
 local function apply_winbar(p, tw)
@@ -61,13 +143,20 @@ local function apply_winbar(p, tw)
     return
   end
   if state.bar_win ~= tw then
+    local prev_bar = state.last_bar
     restore_winbar()
-    state.saved_winbar = api.nvim_win_get_option(tw, "winbar")
-    state.bar_win = tw
+    local saved = get_local_winbar(tw)
+    if saved == prev_bar then
+      saved = "" -- copied from our old window, not the user's
+    end
+    state.saved_winbar, state.bar_win = saved, tw
   end
+  -- %< keeps the head when the window is narrow (the detail is cut);
   -- %= fills the rest of the bar with the group, so it reads as a bar.
-  local bar = "%#" .. group_of(p) .. "# " .. escape(p.text) .. " %=%*"
-  api.nvim_win_set_option(tw, "winbar", bar)
+  local head, detail, tail = split(p.text)
+  local bar = "%#" .. group_of(p) .. "# " .. escape(head) .. "%<" .. escape(detail) .. escape(tail) .. " %=%*"
+  set_local_winbar(tw, bar)
+  state.last_bar = bar
 end
 
 -- 0.7: a one-line float --------------------------------------------------
@@ -99,7 +188,8 @@ local function apply_float(p, tw)
   end
   local buf = float_buf()
   api.nvim_buf_set_option(buf, "modifiable", true)
-  api.nvim_buf_set_lines(buf, 0, -1, false, { " " .. p.text })
+  local width = math.max(1, api.nvim_win_get_width(tw))
+  api.nvim_buf_set_lines(buf, 0, -1, false, { " " .. fit(p.text, width - 1) })
   api.nvim_buf_set_option(buf, "modifiable", false)
   local config = {
     relative = "win",
@@ -107,7 +197,7 @@ local function apply_float(p, tw)
     anchor = "NW",
     row = 0,
     col = 0,
-    width = math.max(1, api.nvim_win_get_width(tw)),
+    width = width,
     height = 1,
     focusable = false,
     zindex = 60,
