@@ -289,3 +289,27 @@ func TestPlanWindowBeforeAnyPayload(t *testing.T) {
 	n.Lua(t, nil, `require("fido.planwin").refresh(); require("fido.planwin").hide()`)
 	assert.True(t, n.Bool(t, `require("fido.planwin").win() == nil`))
 }
+
+// close() (the layout closing) is not the user hiding the plan: nothing is
+// reported and refresh() brings the float back, unfocused.
+func TestPlanWindowCloseAndRefresh(t *testing.T) {
+	t.Parallel()
+	n := nvimtest.Start(t, nvimtest.Options{})
+	hidden := make(chan struct{}, 4)
+	require.NoError(t, n.RegisterHandler("fido_plan_hidden", func() { hidden <- struct{}{} }))
+	n.Lua(t, nil, `require("fido.host").connected(...)`, n.ChannelID())
+	p := PlanView(samplePlan(), editorDims(t, n), true, true, PlanOptions{})
+	st := applyPlan(t, n, p)
+	require.True(t, st.Current)
+	n.Lua(t, nil, `require("fido.planwin").close()`)
+	assert.True(t, n.Bool(t, `require("fido.planwin").win() == nil`))
+	n.Lua(t, nil, `require("fido.planwin").refresh()`)
+	var again planWinState
+	n.Lua(t, &again, readPlanWin)
+	require.NotZero(t, again.Win)
+	assert.Equal(t, p.Lines, again.Lines)
+	assert.False(t, again.Current, "a refresh does not repeat the focus request")
+	assert.Equal(t, false, again.Config["focusable"])
+	n.Lua(t, nil, `vim.wait(50)`)
+	assert.Empty(t, hidden)
+}

@@ -231,6 +231,12 @@ function M.hide()
   end
 end
 
+--- Closes the float without telling the host (the layout closing, /quit):
+--- the plan is not hidden by the user, and refresh() shows it again.
+function M.close()
+  close_win()
+end
+
 --- The float's window id, or nil when it is not shown.
 function M.win()
   if win_valid() then
