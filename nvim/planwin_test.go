@@ -280,6 +280,15 @@ return vim.api.nvim_win_call(w, function() return { top = vim.fn.line("w0"), bot
 	assert.LessOrEqual(t, view.Top, target)
 	assert.GreaterOrEqual(t, view.Bot, target, "the item in progress is in view")
 	assert.Greater(t, view.Top, 1, "scrolled")
+
+	// With the item in progress near the top, the header stays in view.
+	n.Lua(t, nil, `vim.o.lines = 30`)
+	short := PlanView(samplePlan(), editorDims(t, n), true, false, PlanOptions{})
+	require.Greater(t, len(short.Lines), short.Height, "still taller than the float")
+	applyPlan(t, n, short)
+	n.Lua(t, &view, `local w = require("fido.planwin").win()
+return vim.api.nvim_win_call(w, function() return { top = vim.fn.line("w0"), bot = vim.fn.line("w$") } end)`)
+	assert.Equal(t, 1, view.Top)
 }
 
 func TestPlanWindowBeforeAnyPayload(t *testing.T) {

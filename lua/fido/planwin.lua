@@ -109,12 +109,13 @@ local function in_progress_line(highlights)
   return nil
 end
 
--- When the float is not focused, keep the item in progress in view (one
--- line of context above it); otherwise show the top.
+-- When the float is not focused, show the top (header and progress) if the
+-- item in progress fits below it with a few of its lines; otherwise scroll
+-- it near the top (one line of context above it).
 local function scroll(win, nlines, height, highlights)
   local target = in_progress_line(highlights)
   local top = 1
-  if target and nlines > height then
+  if target and nlines > height and target + 3 > height then
     top = math.max(1, math.min(target - 1, nlines - height + 1))
   end
   api.nvim_win_call(win, function()
