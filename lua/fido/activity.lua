@@ -206,8 +206,8 @@ local function apply_float(p, tw)
   }
   local f = state.float
   if f and api.nvim_win_is_valid(f) then
-    -- A float relative to a window stays with it; a different transcript
-    -- window (the layout was rebuilt) needs a new float.
+    -- A float relative to a window moves with it; when reconfiguring fails
+    -- (its window went away underneath it), open a new one.
     local ok = pcall(api.nvim_win_set_config, f, config)
     if not ok then
       close_float()
