@@ -21,7 +21,7 @@ func TestHostPlanFloat(t *testing.T) {
 	n.Lua(t, nil, `vim.o.columns = 150; vim.o.lines = 40
 function _G.planVersion()
   local p = require("fido").status().plan
-  return p and (p.version or p.Version)
+  return p and p.version
 end`)
 	ui := s.backend.ui
 	require.NotNil(t, ui)
@@ -39,6 +39,8 @@ end`)
 	assert.False(t, st.Current)
 	// status().plan carries the plan (key spelling is the status owner's).
 	n.WaitFor(t, `planVersion() == 3`, 5*time.Second)
+	// status().plan is the normalized plan with the model's field names.
+	n.WaitFor(t, `require("fido").status().plan.items[1].id ~= nil and require("fido").status().plan.updatedAt ~= nil`, 5*time.Second, `require("fido").status().plan`)
 
 	// :FidoPlan focuses it; q hides it and the host keeps it hidden.
 	ui.ShowPlan(true)

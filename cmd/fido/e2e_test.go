@@ -99,3 +99,26 @@ func TestE2EQuitClosesWindows(t *testing.T) {
 	require.NoError(t, f.Command("Fido"))
 	f.WaitFor(t, `require("fido.layout").transcript_win() ~= nil`, 5*time.Second)
 }
+
+// Fido's window options are local: another buffer shown in a window split
+// from the transcript keeps the user's statusline; the transcript shows totals.
+func TestE2ESplitFromTranscriptKeepsUserStatusline(t *testing.T) {
+	f := startFido(t, "")
+	require.NoError(t, f.Command("Fido"))
+	f.WaitFor(t, `require("fido.layout").transcript_win() ~= nil`, 5*time.Second)
+	var shown []string
+	f.Lua(t, &shown, `
+		local tw = require("fido.layout").transcript_win()
+		vim.api.nvim_set_current_win(tw)
+		vim.cmd("split")
+		vim.cmd("enew")
+		vim.api.nvim_buf_set_name(0, "scratch.txt")
+		local other = vim.api.nvim_get_current_win()
+		local function eval(w)
+			local s = vim.api.nvim_win_get_option(w, "statusline")
+			return vim.api.nvim_eval_statusline(s, { winid = w, maxwidth = 300 }).str
+		end
+		return { eval(other), eval(tw) }`)
+	assert.NotContains(t, shown[0], "calls", "another buffer in a split keeps the user's statusline")
+	assert.Contains(t, shown[1], "calls")
+}

@@ -102,6 +102,9 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	if err != nil {
 		return nil, err
 	}
+	if missing != "" {
+		ui.Error(missing)
+	}
 	logger.Printf("session ready: root=%s model=%s state=%s tools=%v", ws.Root, cfg.Model, stateDir, names)
 	return session, nil
 }

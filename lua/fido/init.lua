@@ -22,9 +22,12 @@ function M.status()
   return require("fido.bridge").status()
 end
 
---- Opens (or focuses) the transcript and input windows.
+--- Opens (or focuses) the transcript and input windows, and starts the host
+--- so the statusline, a restored plan and configuration problems show at once.
 function M.open(enter)
-  return require("fido.layout").open(enter)
+  local twin, iwin = require("fido.layout").open(enter)
+  require("fido.host").ensure()
+  return twin, iwin
 end
 
 --- Sends text (a prompt or a /command) to the host, starting it if needed.
@@ -125,6 +128,17 @@ function M.statusline()
     tokens(u.cache_read),
     tonumber(u.cost) or 0
   )
+  local su = st.subagent_usage or {}
+  if (tonumber(su.calls) or 0) > 0 then
+    right = string.format(
+      "%s· subagents %d calls · in %s · out %s · $%.4f ",
+      right,
+      tonumber(su.calls) or 0,
+      tokens(su.input),
+      tokens(su.output),
+      tonumber(su.cost) or 0
+    )
+  end
   return left .. "%=" .. right
 end
 

@@ -115,10 +115,14 @@ local function size(share, total)
   return math.floor(share)
 end
 
+-- Window-local values, set as :setlocal would, so that windows split from
+-- Fido's windows do not inherit the global-local 'statusline'.
 local function set_wo(w, opts)
-  for k, v in pairs(opts) do
-    api.nvim_win_set_option(w, k, v)
-  end
+  api.nvim_win_call(w, function()
+    for k, v in pairs(opts) do
+      vim.opt_local[k] = v
+    end
+  end)
 end
 
 local function style_transcript(w)
@@ -206,6 +210,9 @@ function M.open(enter)
   pcall(function()
     require("fido.activity").refresh()
   end)
+  pcall(function()
+    require("fido.planwin").refresh()
+  end)
   return twin, iwin
 end
 
@@ -218,7 +225,7 @@ function M.close()
     end
   end
   pcall(function()
-    require("fido.planwin").hide()
+    require("fido.planwin").close()
   end)
 end
 
