@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,11 +27,17 @@ type fido struct {
 	srv *llmtest.Server
 }
 
-func startFido(t *testing.T, stateDir string) *fido {
+// startFido starts Neovim with the real host against a fresh fake provider.
+// stateDir and workspace may be shared between two Neovims (a restart).
+func startFido(t *testing.T, stateDir string, workspace ...string) *fido {
 	t.Helper()
 	srv := llmtest.NewServer(t)
 	env := []string{"FIDO_BASE_URL=" + srv.URL(), "OPENROUTER_API_KEY=test-key", "FIDO_MODEL=test/model"}
-	n := nvimtest.Start(t, nvimtest.Options{Fido: true, Env: env})
+	opts := nvimtest.Options{Fido: true, Env: env}
+	if len(workspace) > 0 {
+		opts.Dir = workspace[0]
+	}
+	n := nvimtest.Start(t, opts)
 	if stateDir != "" {
 		n.Lua(t, nil, `vim.env.FIDO_STATE_DIR = ...`, stateDir)
 		n.StateDir = stateDir
@@ -86,7 +93,8 @@ func TestE2EPatchRespectsUnsavedBufferAndReloads(t *testing.T) {
 	disk, err = os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, "alpha\ngamma\nunsaved line\n", string(disk))
-	f.WaitFor(t, `vim.fn.getbufline(vim.fn.bufnr(...), 2)[1] == "gamma"`, 5*time.Second, `vim.fn.getbufline(vim.fn.bufnr(...), 1, "$")`)
+	buf := fmt.Sprintf("vim.fn.bufnr(%q)", path)
+	f.WaitFor(t, `vim.fn.getbufline(`+buf+`, 2)[1] == "gamma"`, 5*time.Second, `vim.fn.getbufline(`+buf+`, 1, "$")`)
 }
 
 // /quit closes Fido's windows without losing the conversation.
@@ -121,4 +129,150 @@ func TestE2ESplitFromTranscriptKeepsUserStatusline(t *testing.T) {
 		return { eval(other), eval(tw) }`)
 	assert.NotContains(t, shown[0], "calls", "another buffer in a split keeps the user's statusline")
 	assert.Contains(t, shown[1], "calls")
+}
+
+// Without a key, :Fido says in one line how to set it, and a prompt is not lost.
+func TestE2EMissingKeyIsExplained(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	n := nvimtest.Start(t, nvimtest.Options{Fido: true, Env: []string{"FIDO_BASE_URL=" + srv.URL()}})
+	require.NoError(t, n.Command("Fido"))
+	n.WaitFor(t, `table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("OPENROUTER_API_KEY is not set", 1, true) ~= nil`,
+		10*time.Second, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
+	require.NoError(t, n.Command("Fido hello there"))
+	n.WaitFor(t, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://input"), 0, -1, false)[1] == "hello there"`, 5*time.Second,
+		`vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://input"), 0, -1, false)`)
+	assert.Empty(t, srv.Requests(), "no request without a key")
+}
+
+const planArgs = `{"reason":"fix the lexer","items":[` +
+	`{"id":"inspect","title":"Read the lexer","status":"done","evidence":["lexer.go:42"]},` +
+	`{"id":"impl","title":"Fix tokenizing","status":"in_progress","details":"handle CRLF line endings","dependencies":["inspect"],"next_action":"patch lexer.go"},` +
+	`{"id":"verify","title":"Run the tests","status":"pending","dependencies":["impl"],"next_action":"go test ./..."}]}`
+
+func (f *fido) makePlan(t *testing.T) {
+	t.Helper()
+	f.srv.Enqueue(
+		llmtest.Reply().Reasoning("a plan helps").ToolCall("call_plan", "update_plan", planArgs, 4).Finish("tool_calls").Usage(100, 20, 0, 0.001),
+		llmtest.Text("Planned."),
+	)
+	require.NoError(t, f.Command("Fido fix the lexer"))
+	f.waitIdleAfter(t, 2)
+}
+
+func (f *fido) planLines(t *testing.T) string {
+	return strings.Join(f.Lines(t, "fido://plan"), "\n")
+}
+
+// update_plan from the model shows the right-anchored float with every item
+// and field, status().plan holds the same normalized plan, the transcript has
+// one line for it; :FidoPlan clear clears memory, disk and window without a
+// model turn, and the next request carries the cleared state.
+func TestE2EPlanWindowAndClear(t *testing.T) {
+	f := startFido(t, filepath.Join(t.TempDir(), "state"))
+	require.NoError(t, f.Command("set columns=160 lines=50"))
+	f.makePlan(t)
+
+	f.WaitFor(t, `require("fido.planwin").win() ~= nil`, 5*time.Second)
+	var cfg struct {
+		Relative  string `msgpack:"relative"`
+		Anchor    string `msgpack:"anchor"`
+		Focusable bool   `msgpack:"focusable"`
+		Col       any    `msgpack:"col"`
+	}
+	f.Lua(t, &cfg, `return vim.api.nvim_win_get_config(require("fido.planwin").win())`)
+	assert.Equal(t, "editor", cfg.Relative)
+	assert.Equal(t, "NE", cfg.Anchor)
+	assert.False(t, cfg.Focusable)
+	assert.EqualValues(t, 160, toInt(cfg.Col), "at the right edge")
+	text := f.planLines(t)
+	for _, want := range []string{"1/3 done", "inspect", "Read the lexer", "lexer.go:42", "impl", "Fix tokenizing",
+		"handle CRLF line endings", "patch lexer.go", "verify", "Run the tests", "go test ./...", "in_progress", "pending", "done"} {
+		assert.Contains(t, text, want)
+	}
+	assert.True(t, f.Bool(t, `require("fido").status().plan.version == 1 and require("fido").status().plan.items[2].next_action == "patch lexer.go"`))
+	tr := f.transcript(t)
+	assert.Contains(t, tr, "plan v1: 1/3 done")
+	assert.NotContains(t, tr, "handle CRLF line endings", "never the full plan in the transcript")
+	var planFiles []string
+	require.NoError(t, filepath.Walk(f.StateDir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.Name() == "plan.json" {
+			planFiles = append(planFiles, p)
+		}
+		return nil
+	}))
+	require.Len(t, planFiles, 1)
+	onDisk, err := os.ReadFile(planFiles[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(onDisk), "handle CRLF line endings")
+
+	// :FidoPlan focuses it; q hides it; :FidoPlan shows it again.
+	require.NoError(t, f.Command("FidoPlan"))
+	f.WaitFor(t, `vim.api.nvim_get_current_win() == require("fido.planwin").win()`, 5*time.Second)
+	require.NoError(t, f.Command("normal q"))
+	f.WaitFor(t, `require("fido.planwin").win() == nil`, 5*time.Second)
+	require.NoError(t, f.Command("Fido /plan"))
+	f.WaitFor(t, `require("fido.planwin").win() ~= nil`, 5*time.Second)
+
+	before := len(f.srv.Requests())
+	require.NoError(t, f.Command("FidoPlan clear"))
+	f.WaitFor(t, `require("fido").status().plan == nil`, 5*time.Second, `require("fido").status().plan`)
+	f.WaitFor(t, `table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://plan"), 0, -1, false), "\n"):find("No plan", 1, true) ~= nil`,
+		5*time.Second, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://plan"), 0, -1, false)`)
+	assert.Len(t, f.srv.Requests(), before, "clearing spends no model turn")
+	onDisk, err = os.ReadFile(planFiles[0])
+	require.NoError(t, err)
+	assert.NotContains(t, string(onDisk), "handle CRLF line endings")
+
+	f.srv.Enqueue(llmtest.Text("Starting over."))
+	require.NoError(t, f.Command("Fido what now?"))
+	f.waitIdleAfter(t, 3)
+	last := f.srv.Requests()[before]
+	msgs := last.Get("messages").Array()
+	cleared := msgs[len(msgs)-2]
+	assert.Equal(t, "tool", cleared.Get("role").String())
+	assert.Contains(t, cleared.Get("content").String(), `"items":[]`)
+	assert.Contains(t, cleared.Get("content").String(), "plan cleared by the user")
+	assert.Equal(t, "user", msgs[len(msgs)-1].Get("role").String())
+}
+
+// After a restart the saved plan shows by itself and the first request
+// carries it as an update_plan call and result right after messages[0].
+func TestE2EPlanRestoredAfterRestart(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	ws := t.TempDir()
+	f1 := startFido(t, state, ws)
+	f1.makePlan(t)
+	system := f1.srv.Requests()[0].Get("messages.0").Raw
+	require.NoError(t, f1.ExecLua(`require("fido.host").stop()`, nil))
+
+	f2 := startFido(t, state, ws)
+	require.NoError(t, f2.Command("Fido"))
+	f2.WaitFor(t, `require("fido.planwin").win() ~= nil and require("fido").status().plan ~= nil`, 10*time.Second,
+		`require("fido").status()`)
+	assert.Contains(t, f2.planLines(t), "handle CRLF line endings")
+	f2.srv.Enqueue(llmtest.Text("We were fixing the lexer."))
+	require.NoError(t, f2.Command("Fido where were we?"))
+	f2.waitIdleAfter(t, 1)
+	r := f2.srv.Requests()[0]
+	assert.Equal(t, system, r.Get("messages.0").Raw, "the system message is the same and holds no plan")
+	assert.NotContains(t, r.Get("messages.0.content").String(), "handle CRLF")
+	assert.Equal(t, "update_plan", r.Get("messages.1.tool_calls.0.function.name").String())
+	content := r.Get("messages.2.content").String()
+	for _, want := range []string{`"version":1`, `"updatedAt"`, `"reason":"fix the lexer"`, "lexer.go:42", "handle CRLF line endings", `"next_action":"go test ./..."`} {
+		assert.Contains(t, content, want)
+	}
+}
+
+func toInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case uint64:
+		return int64(x)
+	case float64:
+		return int64(x)
+	case int:
+		return int64(x)
+	}
+	return -1
 }

@@ -209,13 +209,24 @@ function M.modified(path)
   return b ~= nil and api.nvim_buf_get_option(b, "modified")
 end
 
---- Schedules :checktime for the loaded buffers of paths.
+--- Reloads the loaded buffers of paths from disk (scheduled).
 function M.reload(paths)
   vim.schedule(function()
     for _, p in ipairs(paths) do
       local b = loaded_buf(p)
       if b then
-        pcall(vim.cmd, "checktime " .. b)
+        if vim.api.nvim_buf_get_option(b, "modified") then
+          -- Fido never writes such a file; if it changed anyway, let Neovim ask.
+          pcall(vim.cmd, "checktime " .. b)
+        else
+          -- Reload without the W11 prompt, keeping undo history and the view,
+          -- whatever the user's 'autoread' is.
+          vim.api.nvim_buf_call(b, function()
+            vim.cmd("setlocal autoread")
+            pcall(vim.cmd, "checktime " .. b)
+            vim.cmd("set autoread<")
+          end)
+        end
       end
     end
   end)
