@@ -276,3 +276,84 @@ func toInt(v any) int64 {
 	}
 	return -1
 }
+
+// The model delegates; the subagent reads a file and answers. While it runs,
+// the transcript window shows the subagent bar in FidoSubagent (winbar where
+// Neovim has it, a pinned float on 0.7); afterwards the bar shows the outcome,
+// the parent gets only the delegate_result, and nothing of the subagent's
+// private messages reaches the transcript or the parent.
+func TestE2EDelegateShowsSubagentBar(t *testing.T) {
+	f := startFido(t, "")
+	require.NoError(t, f.Command("set columns=160 lines=50"))
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "lexer.go"), []byte("package lexer\n\n// TODO: CRLF\n"), 0o644))
+	const marker = "PRIVATE-SUBAGENT-MARKER-7f3a"
+	answer := `{"status":"completed","summary":"The lexer ignores CRLF.","findings":[{"file":"lexer.go","line":3,"claim":"CRLF is a TODO","confidence":"high"}],"recommended_next_steps":["handle \\r\\n"],"tests_to_run":["go test ./lexer"],"uncertainties":[]}`
+	f.srv.Enqueue(
+		// parent
+		llmtest.Reply().ToolCall("call_d", "delegate", `{"task":"check CRLF handling in the lexer","scope":{"paths":["lexer.go"]}}`, 2).Finish("tool_calls").Usage(100, 10, 0, 0.01),
+		// subagent
+		llmtest.Reply().Reasoning(marker+" thinking").ToolCall("call_s", "read_file", `{"path":"lexer.go","note":"`+marker+`"}`, 1).Finish("tool_calls").Usage(50, 5, 0, 0.002),
+		llmtest.Reply().Pause(1500*time.Millisecond).Content(answer).Finish("stop").Usage(60, 30, 0, 0.003),
+		// parent again
+		llmtest.Text("The subagent found the CRLF TODO; I checked lexer.go:3."),
+	)
+	require.NoError(t, f.Command("Fido does the lexer handle CRLF?"))
+
+	winbar := f.Bool(t, `vim.fn.exists("+winbar") == 1`)
+	running := `(function()
+		local tw = require("fido.layout").transcript_win()
+		if not tw then return false end
+		if vim.fn.exists("+winbar") == 1 then
+			local wb = vim.api.nvim_win_get_option(tw, "winbar")
+			return wb:find("SUBAGENT", 1, true) ~= nil and wb:find("%#FidoSubagent#", 1, true) ~= nil
+		end
+		local fw = require("fido.activity").float()
+		if not fw then return false end
+		local line = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(fw), 0, 1, false)[1] or ""
+		local cfg = vim.api.nvim_win_get_config(fw)
+		return line:find("SUBAGENT", 1, true) ~= nil and vim.api.nvim_win_get_option(fw, "winhighlight"):find("FidoSubagent", 1, true) ~= nil
+			and cfg.relative == "win" and cfg.win == tw and cfg.focusable == false
+	end)()`
+	f.WaitFor(t, running+` and require("fido").status().subagent ~= nil and require("fido").status().subagent.phase ~= "completed"`,
+		10*time.Second, `require("fido").status().subagent`)
+	assert.True(t, f.Bool(t, `vim.api.nvim_get_current_win() ~= require("fido.activity").float()`), "the bar never takes focus")
+
+	f.waitIdleAfter(t, 4)
+	f.WaitFor(t, `require("fido").status().subagent.phase == "completed"`, 5*time.Second, `require("fido").status().subagent`)
+	assert.True(t, f.Bool(t, running), "the final outcome stays until the next turn (winbar=%v)", winbar)
+	var st struct {
+		Subagent struct {
+			AgentID string `msgpack:"agent_id"`
+			Phase   string `msgpack:"phase"`
+		} `msgpack:"subagent"`
+		Usage struct {
+			Calls int     `msgpack:"calls"`
+			Cost  float64 `msgpack:"cost"`
+		} `msgpack:"usage"`
+		Sub struct {
+			Calls int `msgpack:"calls"`
+		} `msgpack:"subagent_usage"`
+	}
+	f.Lua(t, &st, `return require("fido").status()`)
+	assert.True(t, strings.HasPrefix(st.Subagent.AgentID, "subagent-"))
+	assert.Equal(t, 4, st.Usage.Calls, "subagent calls count toward the totals")
+	assert.Equal(t, 2, st.Sub.Calls, "and are shown separately")
+	assert.InDelta(t, 0.015, st.Usage.Cost, 1e-9)
+
+	tr := f.transcript(t)
+	assert.NotContains(t, tr, marker, "the subagent's private work never reaches the transcript")
+	assert.Contains(t, tr, "● delegate")
+	reqs := f.srv.Requests()
+	require.Len(t, reqs, 4)
+	assert.Equal(t, reqs[0].Get("tools").Raw, reqs[1].Get("tools").Raw, "the subagent advertises the same tools")
+	last := string(reqs[3].Body)
+	assert.NotContains(t, last, marker)
+	assert.Contains(t, last, "delegate_result")
+	assert.Contains(t, last, "CRLF is a TODO")
+
+	// The next turn clears the bar.
+	f.srv.Enqueue(llmtest.Text("ok"))
+	require.NoError(t, f.Command("Fido thanks"))
+	f.waitIdleAfter(t, 5)
+	f.WaitFor(t, `require("fido").status().subagent == nil and not (`+running+`)`, 5*time.Second, `require("fido").status().subagent`)
+}
