@@ -82,8 +82,10 @@ func TestE2EPatchRespectsUnsavedBufferAndReloads(t *testing.T) {
 	require.Len(t, reqs, 2)
 	assert.Contains(t, reqs[1].Get("messages.@reverse.0.content").String(), "unsaved", "the model is told why")
 
-	// Save, then the same patch applies and the buffer reloads.
+	// Save, then the same patch applies and the buffer reloads at once (even
+	// within the second of the :write) with the cursor where it was.
 	require.NoError(t, f.Command("write"))
+	require.NoError(t, f.Command("call cursor(3, 2)"))
 	f.srv.Enqueue(
 		llmtest.Reply().ToolCall("call_2", "patch", patch, 1).Finish("tool_calls").Usage(10, 1, 0, 0),
 		llmtest.Text("Done."),
@@ -94,7 +96,8 @@ func TestE2EPatchRespectsUnsavedBufferAndReloads(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "alpha\ngamma\nunsaved line\n", string(disk))
 	buf := fmt.Sprintf("vim.fn.bufnr(%q)", path)
-	f.WaitFor(t, `vim.fn.getbufline(`+buf+`, 2)[1] == "gamma"`, 5*time.Second, `vim.fn.getbufline(`+buf+`, 1, "$")`)
+	f.WaitFor(t, `vim.fn.getbufline(`+buf+`, 2)[1] == "gamma"`, 5*time.Second, `vim.fn.getbufline(`+buf+`, 1, "$")`, `vim.api.nvim_exec("messages", true)`, `vim.fn.getbufvar(`+buf+`, "&modified")`)
+	assert.True(t, f.Bool(t, `vim.fn.line(".") == 3 and vim.fn.col(".") == 2`), "cursor kept")
 }
 
 // /quit closes Fido's windows without losing the conversation.

@@ -209,23 +209,40 @@ function M.modified(path)
   return b ~= nil and api.nvim_buf_get_option(b, "modified")
 end
 
+-- Re-reads an unmodified buffer from disk. Not :checktime: Neovim compares
+-- whole-second mtimes there, so a change made within a second of the user's
+-- :write would go unseen and the stale buffer could later overwrite it.
+-- :edit! keeps the undo history ('undoreload'); cursors are put back.
+local function reload_clean(b)
+  local cursors = {}
+  for _, w in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(w) == b then
+      cursors[w] = api.nvim_win_get_cursor(w)
+    end
+  end
+  api.nvim_buf_call(b, function()
+    pcall(vim.cmd, "silent keepalt keepjumps edit!")
+  end)
+  local last = api.nvim_buf_line_count(b)
+  for w, pos in pairs(cursors) do
+    if api.nvim_win_is_valid(w) and api.nvim_win_get_buf(w) == b then
+      pcall(api.nvim_win_set_cursor, w, { math.min(pos[1], last), pos[2] })
+    end
+  end
+end
+
 --- Reloads the loaded buffers of paths from disk (scheduled).
 function M.reload(paths)
   vim.schedule(function()
     for _, p in ipairs(paths) do
       local b = loaded_buf(p)
       if b then
-        if vim.api.nvim_buf_get_option(b, "modified") then
-          -- Fido never writes such a file; if it changed anyway, let Neovim ask.
+        if vim.api.nvim_buf_get_option(b, "modified") or vim.fn.filereadable(p) == 0 then
+          -- Fido never writes such a file, and a removed file has nothing to
+          -- read: let Neovim warn and ask as it does for any outside change.
           pcall(vim.cmd, "checktime " .. b)
         else
-          -- Reload without the W11 prompt, keeping undo history and the view,
-          -- whatever the user's 'autoread' is.
-          vim.api.nvim_buf_call(b, function()
-            vim.cmd("setlocal autoread")
-            pcall(vim.cmd, "checktime " .. b)
-            vim.cmd("set autoread<")
-          end)
+          reload_clean(b)
         end
       end
     end
