@@ -360,3 +360,70 @@ func TestE2EDelegateShowsSubagentBar(t *testing.T) {
 	f.waitIdleAfter(t, 5)
 	f.WaitFor(t, `require("fido").status().subagent == nil and not (`+running+`)`, 5*time.Second, `require("fido").status().subagent`)
 }
+
+// The API key never reaches the transcript, the log, snapshots or any state
+// file — not even when the provider echoes it back in an error.
+func TestE2EKeyNeverLeaks(t *testing.T) {
+	const key = "sk-or-v1-SECRET0123456789abcdef"
+	srv := llmtest.NewServer(t)
+	n := nvimtest.Start(t, nvimtest.Options{Fido: true, Env: []string{"FIDO_BASE_URL=" + srv.URL(), "OPENROUTER_API_KEY=" + key}})
+	f := &fido{Nvim: n, srv: srv}
+	n.Lua(t, nil, `require("fido").setup({ log_file = ... })`, filepath.Join(n.Tmp, "fido.log"))
+	srv.Enqueue(llmtest.Status(401).Message("invalid key "+key+" for this account"))
+	require.NoError(t, f.Command("Fido hello"))
+	f.WaitFor(t, `table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("401", 1, true) ~= nil`,
+		10*time.Second, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
+	srv.Enqueue(llmtest.Text("hi"))
+	require.NoError(t, f.Command("Fido hello again"))
+	f.waitIdleAfter(t, 1)
+	require.NoError(t, f.Command("Fido /suspend key check"))
+	f.WaitFor(t, `table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("suspended", 1, true) ~= nil`,
+		5*time.Second, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
+	require.Equal(t, "Bearer "+key, srv.Requests()[0].Header.Get("Authorization"), "the key is used")
+
+	assert.NotContains(t, f.transcript(t), key)
+	var notes string
+	n.Lua(t, &notes, `return vim.inspect(_G.fido_notes or {}) .. vim.api.nvim_exec("messages", true)`)
+	assert.NotContains(t, notes, key)
+	files := 0
+	for _, dir := range []string{n.Tmp} {
+		require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() || info.Size() > 10<<20 || strings.HasSuffix(p, "nvim.sock") {
+				return nil
+			}
+			b, err := os.ReadFile(p)
+			if err == nil {
+				files++
+				assert.NotContains(t, string(b), key, "key found in %s", p)
+			}
+			return nil
+		}))
+	}
+	assert.Greater(t, files, 2, "the log, the snapshot and the state were checked")
+	_, err := os.Stat(filepath.Join(n.Tmp, "fido.log"))
+	assert.NoError(t, err, "the log exists")
+}
+
+// :FidoCancel during a subagent's request reaches it at once; the bar shows
+// cancelled and the session is idle with the draft back in the input.
+func TestE2ECancelReachesSubagent(t *testing.T) {
+	f := startFido(t, "")
+	f.srv.Enqueue(
+		llmtest.Reply().ToolCall("call_d", "delegate", `{"task":"review the package"}`, 1).Finish("tool_calls"),
+		llmtest.Reply().Reasoning("looking").Stall(),
+	)
+	require.NoError(t, f.Command("Fido review it"))
+	f.WaitFor(t, `require("fido").status().subagent ~= nil and require("fido").status().subagent.phase == "reasoning"`, 10*time.Second,
+		`require("fido").status().subagent`)
+	require.NoError(t, f.Command("FidoCancel"))
+	f.WaitFor(t, `require("fido").status().state == "idle"`, 2*time.Second, `require("fido").status()`)
+	f.WaitFor(t, `require("fido").status().subagent ~= nil and require("fido").status().subagent.phase == "cancelled"`, 3*time.Second,
+		`require("fido").status().subagent`)
+	f.WaitFor(t, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://input"), 0, -1, false)[1] == "review it"`, 2*time.Second,
+		`vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://input"), 0, -1, false)`)
+	// The next turn works normally.
+	f.srv.Enqueue(llmtest.Text("fine"))
+	require.NoError(t, f.Command("Fido again"))
+	f.WaitFor(t, `vim.tbl_contains(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "fine")`, 10*time.Second,
+		`vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
+}
