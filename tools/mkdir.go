@@ -43,7 +43,7 @@ func (t *MkdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 	rel := t.ws.Sandbox.Rel(abs)
 	if fi, err := os.Stat(abs); err == nil {
 		if fi.IsDir() {
-			return Result{Content: rel + "/ already exists; nothing changed\n", Summary: "✓ already exists"}, nil
+			return Result{Content: rel + "/ already exists; nothing changed\n", Summary: "already exists"}, nil
 		}
 		return ErrorResult("mkdir: %s exists and is a file", rel), nil
 	}
@@ -59,7 +59,7 @@ func (t *MkdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 		return ErrorResult("mkdir: %s", errorText(t.ws, abs, err)), nil
 	}
 	note := t.ws.record(UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)})
-	return Result{Content: "created " + rel + "/\n" + note, Summary: "✓ created", Changed: []string{abs}}, nil
+	return Result{Content: "created " + rel + "/\n" + note, Summary: "created", Changed: []string{abs}}, nil
 }
 
 func pathSchema(desc string) json.RawMessage {

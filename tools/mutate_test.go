@@ -85,7 +85,7 @@ func TestRmdir(t *testing.T) {
 	res := run(t, ws, "rmdir", map[string]any{"path": "d"})
 	require.False(t, res.IsError, res.Content)
 	assert.NoDirExists(t, filepath.Join(ws.Root, "d"))
-	assert.Equal(t, "✓ deleted 3 files", res.Summary)
+	assert.Equal(t, "deleted 3 files", res.Summary)
 	assert.Contains(t, res.Changed, filepath.Join(ws.Root, "d"))
 	assert.Contains(t, res.Changed, filepath.Join(ws.Root, "d/sub/b.txt"))
 	require.Len(t, ed.reloaded, 1)

@@ -188,7 +188,7 @@ func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 			Changed: changed,
 		}, nil
 	}
-	summary := "✓ " + plural(total, "op", "ops")
+	summary := plural(total, "op", "ops") + " applied"
 	return Result{Content: b.String(), Summary: summary, Changed: changed}, nil
 }
 

@@ -64,7 +64,7 @@ func TestPatchOperations(t *testing.T) {
 			}
 			require.Len(t, ed.reloaded, 1, "the editor reloads once after the call")
 			assert.Equal(t, res.Changed, ed.reloaded[0])
-			assert.Equal(t, "✓ "+plural(len(tt.ops), "op", "ops"), res.Summary)
+			assert.Equal(t, plural(len(tt.ops), "op", "ops")+" applied", res.Summary)
 			assert.Len(t, ws.Undo.Entries(), len(tt.ops))
 		})
 	}

@@ -123,7 +123,7 @@ func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessa
 		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
 	}
 	if rl.total == 0 {
-		return Result{Content: fmt.Sprintf("[%s: empty file, 0 lines]\n", rel), Summary: "✓ empty file"}, nil
+		return Result{Content: fmt.Sprintf("[%s: empty file, 0 lines]\n", rel), Summary: "empty file"}, nil
 	}
 	if p.Seek >= rl.total {
 		return ErrorResult("read_file: seek %d is past the end: %s has %d lines (valid seek: 0 to %d)", p.Seek, rel, rl.total, rl.total-1), nil
@@ -146,9 +146,9 @@ func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessa
 	if rl.cutLines > 0 {
 		fmt.Fprintf(&b, "[%d lines longer than %d bytes were cut]\n", rl.cutLines, readMaxLineLen)
 	}
-	summary := fmt.Sprintf("✓ %d lines", rl.returned)
+	summary := fmt.Sprintf("%d lines", rl.returned)
 	if rl.returned < rl.total {
-		summary = fmt.Sprintf("✓ %d of %d lines", rl.returned, rl.total)
+		summary = fmt.Sprintf("%d of %d lines", rl.returned, rl.total)
 	}
 	return Result{Content: b.String(), Summary: summary}, nil
 }

@@ -133,14 +133,14 @@ func TestReadFile(t *testing.T) {
 		summary string
 	}{
 		{"whole", map[string]any{"path": "src/main.go"}, "[src/main.go: lines 1-5 of 5]",
-			[]string{"package main", "", "func main() {", "\tParse(\"x\")", "}"}, "", "✓ 5 lines"},
+			[]string{"package main", "", "func main() {", "\tParse(\"x\")", "}"}, "", "5 lines"},
 		{"seek and limit", map[string]any{"path": "long.txt", "seek": 10, "limit": 3}, "[long.txt: lines 11-13 of 30]",
-			[]string{"line 11", "line 12", "line 13"}, "[more: 17 lines follow; call read_file with seek=13]", "✓ 3 of 30 lines"},
+			[]string{"line 11", "line 12", "line 13"}, "[more: 17 lines follow; call read_file with seek=13]", "3 of 30 lines"},
 		{"tail", map[string]any{"path": "long.txt", "seek": 28}, "[long.txt: lines 29-30 of 30]",
-			[]string{"line 29", "line 30"}, "", "✓ 2 of 30 lines"},
-		{"no final newline", map[string]any{"path": "nonl.txt"}, "[nonl.txt: lines 1-2 of 2]", []string{"a", "b"}, "", "✓ 2 lines"},
-		{"crlf", map[string]any{"path": "crlf.txt"}, "[crlf.txt: lines 1-3 of 3, CRLF line endings]", []string{"one", "two", "three"}, "", "✓ 3 lines"},
-		{"ignored file still readable", map[string]any{"path": "src/app.log"}, "[src/app.log: lines 1-1 of 1]", []string{"func Parse in a log"}, "", "✓ 1 lines"},
+			[]string{"line 29", "line 30"}, "", "2 of 30 lines"},
+		{"no final newline", map[string]any{"path": "nonl.txt"}, "[nonl.txt: lines 1-2 of 2]", []string{"a", "b"}, "", "2 lines"},
+		{"crlf", map[string]any{"path": "crlf.txt"}, "[crlf.txt: lines 1-3 of 3, CRLF line endings]", []string{"one", "two", "three"}, "", "3 lines"},
+		{"ignored file still readable", map[string]any{"path": "src/app.log"}, "[src/app.log: lines 1-1 of 1]", []string{"func Parse in a log"}, "", "1 lines"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

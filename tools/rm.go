@@ -58,7 +58,7 @@ func (t *RmTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 	t.ws.reload(ctx, []string{abs})
 	return Result{
 		Content: fmt.Sprintf("deleted %s (%d bytes)\n%s", rel, fi.Size(), note),
-		Summary: "✓ deleted",
+		Summary: "deleted",
 		Changed: []string{abs},
 	}, nil
 }

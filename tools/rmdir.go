@@ -52,7 +52,7 @@ func (t *RmdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 			return ErrorResult("rmdir: %s", errorText(t.ws, abs, err)), nil
 		}
 		note := t.ws.record(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true, PriorOmitted: "symbolic link; only the link was removed"})
-		return Result{Content: fmt.Sprintf("removed the symbolic link %s (its target is untouched)\n%s", rel, note), Summary: "✓ removed link", Changed: []string{abs}}, nil
+		return Result{Content: fmt.Sprintf("removed the symbolic link %s (its target is untouched)\n%s", rel, note), Summary: "removed link", Changed: []string{abs}}, nil
 	}
 	if !fi.IsDir() {
 		return ErrorResult("rmdir: %s is a file; use rm to delete a file", rel), nil
@@ -87,7 +87,7 @@ func (t *RmdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 	t.ws.reload(ctx, changed)
 	return Result{
 		Content: fmt.Sprintf("deleted %s/ with %s\n%s", rel, plural(len(files), "file", "files"), note),
-		Summary: fmt.Sprintf("✓ deleted %s", plural(len(files), "file", "files")),
+		Summary: fmt.Sprintf("deleted %s", plural(len(files), "file", "files")),
 		Changed: changed,
 	}, nil
 }
