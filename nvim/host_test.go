@@ -219,7 +219,7 @@ return { state = s.state, model = s.model, reasoning = s.reasoning, usage = s.us
 
 	var stl string
 	n.Lua(t, &stl, `return vim.api.nvim_eval_statusline(require("fido").statusline(), { winid = require("fido.layout").transcript_win(), maxwidth = 200 }).str`)
-	for _, want := range []string{"test/model", "low", "idle", "2 calls", "in 1.2k", "out 34", "cached 1.0k", "$0.0123"} {
+	for _, want := range []string{"test/model", "low", "idle", "2 calls", "in 1.2k", "out 34", "cache 1.0k", "$0.0123"} {
 		assert.Contains(t, stl, want)
 	}
 }

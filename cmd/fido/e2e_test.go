@@ -342,6 +342,11 @@ func TestE2EDelegateShowsSubagentBar(t *testing.T) {
 	assert.Equal(t, 4, st.Usage.Calls, "subagent calls count toward the totals")
 	assert.Equal(t, 2, st.Sub.Calls, "and are shown separately")
 	assert.InDelta(t, 0.015, st.Usage.Cost, 1e-9)
+	var line string
+	f.Lua(t, &line, `local w = require("fido.layout").transcript_win()
+		return vim.api.nvim_eval_statusline(vim.api.nvim_win_get_option(w, "statusline"), { winid = w, maxwidth = 300 }).str`)
+	assert.Contains(t, line, "4 calls")
+	assert.Contains(t, line, "(sub 2 · $0.0050)", "subagent usage shown separately in the statusline")
 
 	tr := f.transcript(t)
 	assert.NotContains(t, tr, marker, "the subagent's private work never reaches the transcript")

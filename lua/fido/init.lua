@@ -113,15 +113,16 @@ function M.statusline()
   local st = M.status()
   local u = st.usage or {}
   local model = st.model ~= "" and st.model or "fido"
-  local parts = { " " .. esc(model) }
+  local parts = { esc(model) }
   if st.reasoning and st.reasoning ~= "" then
     table.insert(parts, esc(st.reasoning))
   end
   local state = st.state or "idle"
   local label = state == "idle" and "● idle" or (spinner[spin.frame] .. " " .. state)
-  local left = table.concat(parts, " · ") .. "  " .. esc(label)
+  -- %< at the start: a narrow window loses the model name first, never the totals.
+  local left = " %<" .. table.concat(parts, " · ") .. "  " .. esc(label)
   local right = string.format(
-    "%d calls · in %s · out %s · cached %s · $%.4f ",
+    "%d calls · in %s · out %s · cache %s · $%.4f",
     tonumber(u.calls) or 0,
     tokens(u.input),
     tokens(u.output),
@@ -130,16 +131,9 @@ function M.statusline()
   )
   local su = st.subagent_usage or {}
   if (tonumber(su.calls) or 0) > 0 then
-    right = string.format(
-      "%s· subagents %d calls · in %s · out %s · $%.4f ",
-      right,
-      tonumber(su.calls) or 0,
-      tokens(su.input),
-      tokens(su.output),
-      tonumber(su.cost) or 0
-    )
+    right = string.format("%s (sub %d · $%.4f)", right, tonumber(su.calls) or 0, tonumber(su.cost) or 0)
   end
-  return left .. "%=" .. right
+  return left .. "%=" .. right .. " "
 end
 
 return M
