@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/fido-nvim/fido/agent"
@@ -146,6 +147,15 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	// FIDO_CPUPROFILE=prefix writes a CPU profile of the session to prefix.<pid>
+	// (for `go tool pprof`).
+	if path := os.Getenv("FIDO_CPUPROFILE"); path != "" {
+		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
+	}
 	if err := serveRPC(ctx, root, os.Getenv); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "fido serve:", err)
 		return 1

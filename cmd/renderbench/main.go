@@ -93,6 +93,9 @@ func run(deltas, rate int, paced time.Duration) error {
 		{"burst, naive", "naive", deltas, 0},
 		{fmt.Sprintf("%d/s, coalesced", rate), "", pacedN, time.Second / time.Duration(rate)},
 		{fmt.Sprintf("%d/s, naive", rate), "naive", pacedN, time.Second / time.Duration(rate)},
+		// The probe alone, for as long as the paced run: what Neovim spends
+		// without Fido streaming, subtracted to get Fido's own share.
+		{"baseline (probe only)", "", 0, paced},
 	} {
 		fmt.Fprintf(os.Stderr, "renderbench: %s (%d deltas)…\n", c.name, c.n)
 		r, err := measure(nvimBin, root, bin, filepath.Join(tmp, strconv.Itoa(len(results))), c.mode, c.n, c.period)
@@ -121,6 +124,12 @@ func print(rs []result) {
 		c, n := rs[0], rs[1]
 		fmt.Printf("burst naive/coalesced: max latency ×%.1f, writes ×%.0f, Neovim CPU ×%.1f\n",
 			ratio(n.pct(1).Seconds(), c.pct(1).Seconds()), ratio(float64(n.writes), float64(c.writes)), ratio(n.nvimCPU, c.nvimCPU))
+	}
+	if len(rs) >= 5 {
+		share := func(r result) float64 { return 100 * r.nvimCPU / r.wall.Seconds() }
+		base := share(rs[4])
+		fmt.Printf("Neovim CPU share from Fido at the paced rate (minus the probe-only baseline of %.1f%%): coalesced %.1f%%, naive %.1f%%\n",
+			base, share(rs[2])-base, share(rs[3])-base)
 	}
 }
 
@@ -156,7 +165,12 @@ func measure(nvimBin, root, bin, tmp, mode string, n int, period time.Duration) 
 	}
 	srv := llmtest.NewServer(nil)
 	defer srv.Close()
-	srv.Enqueue(script(n, period))
+	idle := time.Duration(0)
+	if n == 0 {
+		idle = period // baseline: no turn at all, just the probe for this long
+	} else {
+		srv.Enqueue(script(n, period))
+	}
 
 	env := append(nvimtest.Env(tmp), "FIDO_BINARY="+bin, "FIDO_BASE_URL="+srv.URL(),
 		"OPENROUTER_API_KEY=bench", "FIDO_MODEL=bench/model")
@@ -217,15 +231,21 @@ end`, nil); err != nil {
 	}
 	nvim0, host0 := cpu(nvimPid), cpu(hostPid)
 	start := time.Now()
-	if err := v.ExecLua(`require("fido").submit("stream")`, nil); err != nil {
-		return res, err
-	}
-
 	done := make(chan error, 1)
-	go func() {
-		done <- poll(v, `require("fido").status().usage.calls == 1 and require("fido").status().state == "idle"`,
-			time.Duration(n)*50*time.Millisecond+30*time.Second)
-	}()
+	if idle > 0 {
+		go func() {
+			time.Sleep(idle)
+			done <- nil
+		}()
+	} else {
+		if err := v.ExecLua(`require("fido").submit("stream")`, nil); err != nil {
+			return res, err
+		}
+		go func() {
+			done <- poll(v, `require("fido").status().usage.calls == 1 and require("fido").status().state == "idle"`,
+				time.Duration(n)*50*time.Millisecond+30*time.Second)
+		}()
+	}
 	for {
 		select {
 		case err := <-done:
@@ -251,7 +271,7 @@ return vim.api.nvim_buf_get_lines(b, -3, -1, false)`, &last); err != nil {
 			}
 			// The answer's last line is complete: n%16 pieces after the last newline.
 			want := strings.TrimSpace(strings.Repeat("word ", n%16))
-			res.transcriptOK = len(last) > 0 && strings.TrimSpace(last[len(last)-1]) == want
+			res.transcriptOK = idle > 0 || len(last) > 0 && strings.TrimSpace(last[len(last)-1]) == want
 			sort.Slice(res.lat, func(i, j int) bool { return res.lat[i] < res.lat[j] })
 			return res, nil
 		default:
