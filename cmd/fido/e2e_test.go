@@ -374,7 +374,7 @@ func TestE2EKeyNeverLeaks(t *testing.T) {
 	n := nvimtest.Start(t, nvimtest.Options{Fido: true, Env: []string{"FIDO_BASE_URL=" + srv.URL(), "OPENROUTER_API_KEY=" + key}})
 	f := &fido{Nvim: n, srv: srv}
 	n.Lua(t, nil, `require("fido").setup({ log_file = ... })`, filepath.Join(n.Tmp, "fido.log"))
-	srv.Enqueue(llmtest.Status(401).Message("invalid key "+key+" for this account"))
+	srv.Enqueue(llmtest.Status(401).Message("invalid key " + key + " for this account"))
 	require.NoError(t, f.Command("Fido hello"))
 	f.WaitFor(t, `table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("401", 1, true) ~= nil`,
 		10*time.Second, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
