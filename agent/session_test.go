@@ -251,3 +251,15 @@ func TestSubagentBarClearedWhenNextTurnStarts(t *testing.T) {
 	assert.True(t, ui.has("subagent nil"))
 	assert.Equal(t, 3, ui.total.Calls)
 }
+
+func TestRecallSkipsCorruptSnapshotsAndSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "20250101T000000Z-broken.json"), []byte("{not json"), 0o644))
+	s, ui := newTestSession(t, &scriptProvider{}, SessionConfig{SuspendDir: dir})
+	s.command("/recall")
+	assert.True(t, ui.has("notice /recall: skipped 1 unreadable snapshot(s)"))
+	assert.True(t, ui.has("error /recall: no readable snapshot"))
+	_, err := os.Stat(filepath.Join(dir, "20250101T000000Z-broken.json"))
+	assert.NoError(t, err, "a corrupt snapshot is never deleted")
+	assert.Len(t, s.Messages(), 1)
+}

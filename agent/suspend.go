@@ -94,17 +94,23 @@ func (s *Session) recall() {
 	}
 	snaps := make([]Snapshot, 0, len(names))
 	labels := make([]string, 0, len(names))
+	var unreadable []string
 	for _, n := range names {
 		b, err := os.ReadFile(filepath.Join(s.cfg.SuspendDir, n))
 		var snap Snapshot
 		if err == nil {
 			err = json.Unmarshal(b, &snap)
 		}
-		if err != nil || len(snap.Messages) == 0 {
-			continue // unreadable snapshots are listed by nobody, deleted by nobody
+		if err != nil || len(snap.Messages) == 0 || snap.Messages[0].Role != RoleSystem {
+			unreadable = append(unreadable, n) // left where it is, never deleted
+			continue
 		}
 		snaps = append(snaps, snap)
 		labels = append(labels, fmt.Sprintf("%s  (%s, %d messages)", snap.Description, snap.Created, len(snap.Messages)))
+	}
+	if len(unreadable) > 0 {
+		s.ui.Notice(fmt.Sprintf("/recall: skipped %d unreadable snapshot(s) in %s: %s",
+			len(unreadable), s.cfg.SuspendDir, strings.Join(unreadable, ", ")))
 	}
 	if len(snaps) == 0 {
 		s.ui.Error("/recall: no readable snapshot in " + s.cfg.SuspendDir)
