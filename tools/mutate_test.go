@@ -3,8 +3,10 @@ package tools
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -147,8 +149,10 @@ func TestReadOnlyToolBadInput(t *testing.T) {
 
 func TestPermissionErrors(t *testing.T) {
 	if os.Geteuid() == 0 {
-		// root bypasses file modes, so chmod cannot produce EACCES here.
-		t.Skip("running as root: permission bits are not enforced")
+		// root bypasses file modes, so chmod cannot produce EACCES: run this
+		// test again in a child process as the unprivileged user nobody.
+		runAsNobody(t, "TestPermissionErrors")
+		return
 	}
 	ws, _ := testWorkspace(t, map[string]string{"locked.txt": "x\n", "ro/f.txt": "y\n", "closed/g.txt": "Parse\n", "open.txt": "Parse\n"})
 	require.NoError(t, os.Chmod(filepath.Join(ws.Root, "locked.txt"), 0))
@@ -224,4 +228,27 @@ func TestUndoLogBounds(t *testing.T) {
 	priorContent(&e, make([]byte, MaxUndoContent+1))
 	assert.Nil(t, e.Prior)
 	assert.Contains(t, e.PriorOmitted, "too large")
+}
+
+// runAsNobody re-runs one test of this test binary as uid/gid 65534, from a
+// copy of the binary that user can execute, and fails when it fails.
+func runAsNobody(t *testing.T, test string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "fido-nobody-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	self, err := os.Executable()
+	require.NoError(t, err)
+	bin := filepath.Join(dir, "tools.test")
+	data, err := os.ReadFile(self)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	cmd := exec.Command(bin, "-test.run", "^"+test+"$", "-test.count=1", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + os.TempDir()}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s as nobody:\n%s", test, out)
+	require.Contains(t, string(out), "--- PASS: "+test, "the test ran as nobody:\n%s", out)
 }
