@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 // Snapshot is a /suspend file.
@@ -46,7 +48,7 @@ func (s *Session) suspend(desc string) {
 	path := filepath.Join(s.cfg.SuspendDir, name)
 	b, err := json.MarshalIndent(snap, "", " ")
 	if err == nil {
-		err = WriteFileAtomic(path, b)
+		err = tools.WriteFileAtomic(path, b, 0o600)
 	}
 	if err != nil {
 		s.ui.Error("could not save the snapshot: " + err.Error())
@@ -182,38 +184,4 @@ func RecallMessages(snap []Message, system string, planSync []Message) []Message
 		out = append(out, m)
 	}
 	return out
-}
-
-// WriteFileAtomic writes data to path through a temp file in the same
-// directory, fsync and rename, so readers see the old or the new file whole.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }

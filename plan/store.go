@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 // ClearedReason is the reason of the state a user clear leaves behind.
@@ -171,54 +173,9 @@ func (s *Store) save(p Plan) error {
 	return nil
 }
 
-// writeFile is writeAtomic; tests replace it to simulate a failing disk.
-var writeFile = writeAtomic
-
-// writeAtomic writes data to a temp file beside path, syncs it, renames it
-// over path and syncs the directory, so path always holds a complete file.
-func writeAtomic(path string, data []byte) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
-}
+// writeFile writes atomically (tools.WriteFileAtomic); tests replace it to
+// simulate a failing disk.
+var writeFile = func(path string, data []byte) error { return tools.WriteFileAtomic(path, data, 0o644) }
 
 // removeStaleTemps deletes temp files a crashed writer left behind.
 func removeStaleTemps(path string) {

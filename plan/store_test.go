@@ -113,8 +113,9 @@ func TestStoreWriteFailureChangesNothing(t *testing.T) {
 	s, path := openTemp(t)
 	good, err := s.Update(args(item("a", Pending)))
 	require.NoError(t, err)
+	orig := writeFile
+	t.Cleanup(func() { writeFile = orig })
 	writeFile = func(string, []byte) error { return errors.New("disk full") }
-	t.Cleanup(func() { writeFile = writeAtomic })
 
 	_, err = s.Update(args(item("a", Done)))
 	assert.ErrorContains(t, err, "disk full")

@@ -227,7 +227,7 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 			return "", entry, errors.New(errorText(t.ws, filepath.Dir(abs), err))
 		}
-		if err := writeFileAtomic(abs, content, perm); err != nil {
+		if err := WriteFileAtomic(abs, content, perm); err != nil {
 			return "", entry, errors.New(errorText(t.ws, abs, err))
 		}
 		verb := "created"
@@ -271,7 +271,7 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 	i += start
 	out := make([]byte, 0, len(data)-len(search)+len(replace))
 	out = append(append(append(out, data[:i]...), replace...), data[i+len(search):]...)
-	if err := writeFileAtomic(abs, out, perm); err != nil {
+	if err := WriteFileAtomic(abs, out, perm); err != nil {
 		return "", entry, errors.New(errorText(t.ws, abs, err))
 	}
 	return fmt.Sprintf("replaced at line %d", bytes.Count(data[:i], nl)+1), entry, nil

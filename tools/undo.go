@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -113,7 +112,7 @@ func (u *UndoLog) Record(e UndoEntry) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(u.path, data, 0o600)
+	return WriteFileAtomic(u.path, data, 0o600)
 }
 
 // priorContent fills e's Prior fields from a file's previous bytes.
@@ -129,48 +128,4 @@ func priorContent(e *UndoEntry, data []byte) {
 		s, e.Encoding = base64.StdEncoding.EncodeToString(data), "base64"
 	}
 	e.Prior = &s
-}
-
-// writeFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it over path, so readers see the old or the new file, never a mix.
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
 }
