@@ -159,6 +159,10 @@ func (u *recUI) Input(ctx context.Context, prompt, def string) (string, bool, er
 	return t, ok, nil
 }
 
+func (u *recUI) AskExpert(ctx context.Context, question string) (string, bool, error) {
+	return "", false, nil
+}
+
 func (u *recUI) has(prefix string) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()

@@ -82,4 +82,7 @@ type UI interface {
 	Select(ctx context.Context, prompt string, items []string) (int, error)
 	// Input asks the user for a line of text; ok is false when dismissed.
 	Input(ctx context.Context, prompt, def string) (text string, ok bool, err error)
+	// AskExpert shows a question to copy to a human expert and waits for the
+	// pasted answer; ok is false when the user cancelled.
+	AskExpert(ctx context.Context, question string) (answer string, ok bool, err error)
 }

@@ -92,6 +92,15 @@ func (p *prompts) input(ctx context.Context, prompt, def string) (string, bool, 
 	return s, ok, nil
 }
 
+func (p *prompts) expert(ctx context.Context, question string) (string, bool, error) {
+	v, err := p.ask(ctx, `require("fido.bridge").expert(...)`, question)
+	if err != nil {
+		return "", false, err
+	}
+	s, ok := v.(string)
+	return s, ok, nil
+}
+
 func (p *prompts) notify(msg string, level agent.Level) {
 	go func() { _ = p.exec(`require("fido.bridge").notify(...)`, msg, int(level)) }()
 }

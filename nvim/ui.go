@@ -323,6 +323,15 @@ func (u *UI) Input(ctx context.Context, prompt, def string) (string, bool, error
 	return u.prompts.input(ctx, prompt, def)
 }
 
+// AskExpert shows the question in a float (and the " and + registers) and
+// waits for the pasted answer; ok is false when the user cancelled.
+func (u *UI) AskExpert(ctx context.Context, question string) (string, bool, error) {
+	if u.prompts == nil {
+		return "", false, errors.New("fido: no editor connection")
+	}
+	return u.prompts.expert(ctx, question)
+}
+
 // Status returns the current status snapshot (what Lua's status() shows once flushed).
 func (u *UI) Status() Status {
 	u.mu.Lock()

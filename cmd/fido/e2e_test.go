@@ -432,3 +432,28 @@ func TestE2ECancelReachesSubagent(t *testing.T) {
 	f.WaitFor(t, `vim.tbl_contains(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "fine")`, 10*time.Second,
 		`vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
 }
+
+// ask_an_expert: the question is put in the registers and a float; the answer
+// pasted below the separator and sent with <CR> becomes the tool result.
+func TestE2EAskAnExpert(t *testing.T) {
+	f := startFido(t, "")
+	f.srv.Enqueue(
+		llmtest.Reply().ToolCall("call_e", "ask_an_expert", `{"question":"Which port does the staging gateway use?"}`, 2).Finish("tool_calls"),
+		llmtest.Text("Thanks, using 8443."),
+	)
+	require.NoError(t, f.Command("Fido configure staging"))
+	f.WaitFor(t, `vim.fn.bufnr("fido://expert") ~= -1 and vim.api.nvim_get_current_buf() == vim.fn.bufnr("fido://expert")`, 10*time.Second,
+		`vim.api.nvim_buf_get_name(0)`)
+	assert.Equal(t, "Which port does the staging gateway use?", f.Lines(t, "fido://expert")[2])
+	var reg string
+	f.Lua(t, &reg, `return vim.fn.getreg('"')`)
+	assert.Equal(t, "Which port does the staging gateway use?", reg)
+	f.Lua(t, nil, `vim.api.nvim_buf_set_lines(0, -1, -1, false, {"It uses 8443,", "behind the VPN."})`)
+	require.NoError(t, f.Command(`execute "normal \<CR>"`))
+	f.waitIdleAfter(t, 2)
+	assert.Equal(t, -1, func() int { var b int; f.Lua(t, &b, `return vim.fn.bufnr("fido://expert")`); return b }(), "the float is gone")
+	reqs := f.srv.Requests()
+	require.Len(t, reqs, 2)
+	msgs := reqs[1].Get("messages").Array()
+	assert.JSONEq(t, `{"answer":"It uses 8443,\nbehind the VPN."}`, msgs[len(msgs)-1].Get("content").String())
+}

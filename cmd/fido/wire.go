@@ -68,7 +68,7 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		Status:    func(st *agent.SubagentStatus) { session.SubagentStatus(st) },
 		Usage:     func(u agent.Usage) { session.AddSubagentUsage(u) },
 	})
-	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool)
+	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, tools.NewAskExpertTool(ui))
 	registry, err = tools.NewRegistry(all...)
 	if err != nil {
 		return nil, err

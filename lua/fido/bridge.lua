@@ -177,8 +177,23 @@ function M.input(id, prompt, default)
   end)
 end
 
+--- Shows the ask_an_expert float; answers the pasted text (nil when cancelled).
+function M.expert(id, question)
+  state.prompts[id] = "expert"
+  vim.schedule(function()
+    require("fido.expert").open(question, function(text)
+      answer(id, text)
+    end)
+  end)
+end
+
 --- The host gave up waiting (cancelled): a late answer is dropped.
 function M.dismiss(id)
+  if state.prompts[id] == "expert" then
+    vim.schedule(function()
+      require("fido.expert").cancel()
+    end)
+  end
   state.prompts[id] = nil
 end
 
