@@ -457,3 +457,25 @@ func TestE2EAskAnExpert(t *testing.T) {
 	msgs := reqs[1].Get("messages").Array()
 	assert.JSONEq(t, `{"answer":"It uses 8443,\nbehind the VPN."}`, msgs[len(msgs)-1].Get("content").String())
 }
+
+// The transcript is highlighted as Markdown (filetype fido).
+func TestE2ETranscriptSyntax(t *testing.T) {
+	f := startFido(t, "")
+	f.srv.Enqueue(llmtest.Text("Use `go test`:\n\n```go\nfunc main() {}\n```"))
+	require.NoError(t, f.Command("Fido how?"))
+	f.waitIdleAfter(t, 1)
+	var syn string
+	f.Lua(t, &syn, `
+		local w = require("fido.layout").transcript_win()
+		local b = vim.api.nvim_win_get_buf(w)
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(b, 0, -1, false)) do
+			if l == "## Fido" then
+				return vim.api.nvim_win_call(w, function()
+					return vim.fn.synIDattr(vim.fn.synID(i, 1, 1), "name") .. " " .. vim.bo.syntax
+				end)
+			end
+		end
+		return "no header"`)
+	assert.Contains(t, syn, "markdownH")
+	assert.Contains(t, syn, "fido")
+}
