@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -478,4 +479,34 @@ func TestE2ETranscriptSyntax(t *testing.T) {
 		return "no header"`)
 	assert.Contains(t, syn, "markdownH")
 	assert.Contains(t, syn, "fido")
+}
+
+// <C-o> in the input picks a workspace file (ignore rules applied in a git
+// repository) and inserts its mention; :Fido completes @paths.
+func TestE2EMentionPicker(t *testing.T) {
+	f := startFido(t, "")
+	for p, c := range map[string]string{"main.go": "package main\n", "pkg/lexer.go": "package pkg\n", "build/out.bin": "x", ".gitignore": "build/\n"} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(f.Dir, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(f.Dir, p), []byte(c), 0o644))
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		require.NoError(t, exec.Command("git", "-C", f.Dir, "init", "-q").Run())
+	}
+	require.NoError(t, f.Command("Fido"))
+	f.Lua(t, nil, `_G.offered = nil
+vim.ui.select = function(items, opts, cb) _G.offered = items; cb("pkg/lexer.go", 2) end`)
+	f.Lua(t, nil, `vim.api.nvim_set_current_win(require("fido.layout").input_win())
+vim.api.nvim_set_current_line("explain ")
+vim.api.nvim_win_set_cursor(0, {1, 7})`)
+	require.NoError(t, f.Command(`execute "normal \<C-o>"`))
+	f.WaitFor(t, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://input"), 0, -1, false)[1] == "explain @pkg/lexer.go "`, 3*time.Second,
+		`vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://input"), 0, -1, false)`)
+	var offered []string
+	f.Lua(t, &offered, `return _G.offered`)
+	assert.Contains(t, offered, "main.go")
+	assert.Contains(t, offered, "pkg/lexer.go")
+	assert.NotContains(t, offered, "build/out.bin", "ignored files are not offered")
+	var comp []string
+	f.Lua(t, &comp, `return vim.fn.getcompletion("Fido explain @pk", "cmdline")`)
+	assert.Contains(t, comp, "@pkg/")
 }

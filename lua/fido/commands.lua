@@ -13,6 +13,9 @@ end
 
 --- Completion of :Fido: slash commands and their arguments.
 function M.complete_fido(arglead, cmdline)
+  if starts(arglead, "@") then
+    return require("fido.mentions").complete(arglead)
+  end
   local args = cmdline:gsub("^%s*%S+%s*", "", 1)
   if not starts(args, "/") then
     return {}

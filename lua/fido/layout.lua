@@ -70,6 +70,9 @@ function M.input_buf()
     map(state.ibuf, { "n", "i" }, "<C-c>", function()
       require("fido").cancel()
     end, "Fido: cancel")
+    map(state.ibuf, { "n", "i" }, "<C-o>", function()
+      require("fido.mentions").pick()
+    end, "Fido: mention a workspace file")
   end
   return state.ibuf
 end

@@ -40,4 +40,78 @@ function M.range(buf, l1, l2)
   return string.format("@%s:%d-%d", path, l1, l2)
 end
 
+local MAX_FILES = 50000
+
+--- Workspace files for the mention picker, workspace-relative: git's view
+--- (tracked and untracked, ignore rules applied) in a repository, else a
+--- walk that skips dot-directories.
+function M.files(root)
+  root = root or M.root()
+  local out = vim.fn.systemlist({ "git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard" })
+  if vim.v.shell_error == 0 then
+    if #out > MAX_FILES then
+      out = vim.list_slice(out, 1, MAX_FILES)
+    end
+    return out
+  end
+  out = {}
+  local base = root:sub(-1) == "/" and root or root .. "/"
+  for _, p in ipairs(vim.fn.globpath(root, "**/*", false, true)) do
+    local rel = p:sub(#base + 1)
+    if vim.fn.isdirectory(p) == 0 and not rel:match("^%.") and not rel:match("/%.") then
+      table.insert(out, rel)
+      if #out >= MAX_FILES then
+        break
+      end
+    end
+  end
+  return out
+end
+
+--- Picks a workspace file with vim.ui.select and inserts "@path " at the
+--- cursor of the input window (<C-o> in the input).
+function M.pick()
+  local layout = require("fido.layout")
+  local insert = vim.api.nvim_get_mode().mode:sub(1, 1) == "i"
+  if insert then
+    vim.cmd("stopinsert")
+  end
+  local files = M.files()
+  if #files == 0 then
+    vim.notify("Fido: no files to mention in " .. M.root(), vim.log.levels.WARN, { title = "Fido" })
+    return
+  end
+  vim.ui.select(files, { prompt = "Mention a file" }, function(choice)
+    if not choice then
+      return
+    end
+    local w = layout.input_win() or select(2, layout.open(true))
+    vim.api.nvim_set_current_win(w)
+    local row, col = unpack(vim.api.nvim_win_get_cursor(w))
+    local line = vim.api.nvim_get_current_line()
+    -- After the cursor character in normal mode, at the cursor in insert mode.
+    local at = insert and col or math.min(col + 1, #line)
+    local text = "@" .. choice .. " "
+    if at > 0 and line:sub(at, at):match("%S") then
+      text = " " .. text
+    end
+    vim.api.nvim_set_current_line(line:sub(1, at) .. text .. line:sub(at + 1))
+    vim.api.nvim_win_set_cursor(w, { row, at + #text })
+    vim.cmd("startinsert")
+    if at + #text >= #vim.api.nvim_get_current_line() then
+      vim.cmd("startinsert!")
+    end
+  end)
+end
+
+--- :Fido completion of "@path" arguments.
+function M.complete(arglead)
+  local prefix = arglead:sub(2)
+  local out = {}
+  for _, f in ipairs(vim.fn.getcompletion(prefix, "file")) do
+    table.insert(out, "@" .. f)
+  end
+  return out
+end
+
 return M
