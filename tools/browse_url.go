@@ -138,7 +138,7 @@ func (t *BrowseURLTool) Run(ctx context.Context, _ Invocation, args json.RawMess
 		out.Results = append(out.Results, browsePage{URL: r.URL, Content: content})
 	}
 	for _, f := range resp.FailedResults {
-		msg := detailText(f.Error)
+		msg := tavilyDetailText(f.Error)
 		if msg == "" {
 			msg = "extraction failed"
 		}

@@ -190,14 +190,15 @@ func tavilyDetail(body []byte) string {
 		return webOneLine(string(body), 200)
 	}
 	for _, raw := range []json.RawMessage{env.Detail, env.Error} {
-		if s := detailText(raw); s != "" {
+		if s := tavilyDetailText(raw); s != "" {
 			return webOneLine(s, 300)
 		}
 	}
 	return ""
 }
 
-func detailText(raw json.RawMessage) string {
+// tavilyDetailText reads an error value: a string, {"error"|"message"|"msg"} or a list of those.
+func tavilyDetailText(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
