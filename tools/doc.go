@@ -1,6 +1,8 @@
 // Package tools owns everything a model can call in the workspace: the tool
 // registry (stable order, frozen schemas), the invocation context (identity
 // and delegation depth) with its guard, the workspace sandbox, gitignore-aware
-// walking, globbing, line handling, every workspace tool and the undo log.
+// walking, globbing, line handling, every workspace tool, the undo log, the
+// user-facing tools (ask_an_expert) and the Tavily web tools (websearch,
+// browse_url).
 // It imports nothing else of Fido's.
 package tools

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -509,4 +512,32 @@ vim.api.nvim_win_set_cursor(0, {1, 7})`)
 	var comp []string
 	f.Lua(t, &comp, `return vim.fn.getcompletion("Fido explain @pk", "cmdline")`)
 	assert.Contains(t, comp, "@pkg/")
+}
+
+// websearch reaches the configured Tavily endpoint with the key in the
+// Authorization header only, and the result comes back to the model.
+func TestE2EWebsearch(t *testing.T) {
+	var gotAuth, gotBody string
+	tav := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		gotAuth, gotBody = r.Header.Get("Authorization"), string(b)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"query":"neovim winbar","answer":"Neovim 0.8 added winbar.","results":[{"title":"News 0.8","url":"https://neovim.io/news/","content":"winbar","score":0.9}],"response_time":"0.5"}`)
+	}))
+	t.Cleanup(tav.Close)
+	srv := llmtest.NewServer(t)
+	n := nvimtest.Start(t, nvimtest.Options{Fido: true, Env: []string{"FIDO_BASE_URL=" + srv.URL(), "OPENROUTER_API_KEY=k",
+		"TAVILY_API_KEY=tvly-secret", "FIDO_TAVILY_URL=" + tav.URL}})
+	f := &fido{Nvim: n, srv: srv}
+	srv.Enqueue(
+		llmtest.Reply().ToolCall("call_w", "websearch", `{"query":"neovim winbar"}`, 1).Finish("tool_calls"),
+		llmtest.Text("Since 0.8."),
+	)
+	require.NoError(t, f.Command("Fido when did winbar land?"))
+	f.waitIdleAfter(t, 2)
+	assert.Equal(t, "Bearer tvly-secret", gotAuth)
+	assert.NotContains(t, gotBody, "tvly-secret")
+	msgs := srv.Requests()[1].Get("messages").Array()
+	assert.Contains(t, msgs[len(msgs)-1].Get("content").String(), "Neovim 0.8 added winbar.")
+	assert.Contains(t, f.transcript(t), "● websearch")
 }

@@ -69,6 +69,7 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		Usage:     func(u agent.Usage) { session.AddSubagentUsage(u) },
 	})
 	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, tools.NewAskExpertTool(ui))
+	all = append(all, tools.NewWebTools(tools.WebConfig{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
 	registry, err = tools.NewRegistry(all...)
 	if err != nil {
 		return nil, err
