@@ -1,0 +1,494 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scriptPrompter records every prompt and answers from a script.
+type scriptPrompter struct {
+	mu      sync.Mutex
+	selects []scriptedSelect
+	inputs  []string
+	choose  []int         // Select answers, in order
+	typed   []scriptedInput   // Input answers, in order
+	err     error         // returned by every prompt when set
+	hold    bool          // Select waits for ctx to end
+	asked   chan struct{} // receives one value per prompt shown (if non-nil)
+}
+
+type scriptedSelect struct {
+	Prompt string
+	Items  []string
+}
+
+type scriptedInput struct {
+	Text string
+	OK   bool
+}
+
+func (f *scriptPrompter) Select(ctx context.Context, prompt string, items []string) (int, error) {
+	f.mu.Lock()
+	f.selects = append(f.selects, scriptedSelect{prompt, append([]string(nil), items...)})
+	hold, err := f.hold, f.err
+	var idx = -1
+	if !hold && err == nil {
+		if len(f.choose) == 0 {
+			err = errors.New("scriptPrompter: unexpected Select")
+		} else {
+			idx, f.choose = f.choose[0], f.choose[1:]
+		}
+	}
+	f.mu.Unlock()
+	if f.asked != nil {
+		f.asked <- struct{}{}
+	}
+	if hold {
+		<-ctx.Done()
+		return -1, ctx.Err()
+	}
+	return idx, err
+}
+
+func (f *scriptPrompter) Input(ctx context.Context, prompt, def string) (string, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inputs = append(f.inputs, prompt)
+	if f.err != nil {
+		return "", false, f.err
+	}
+	if len(f.typed) == 0 {
+		return "", false, errors.New("scriptPrompter: unexpected Input")
+	}
+	a := f.typed[0]
+	f.typed = f.typed[1:]
+	return a.Text, a.OK, nil
+}
+
+func (f *scriptPrompter) selectCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.selects)
+}
+
+// invoke runs one call of tool through a real registry.
+func invokeTool(t testing.TB, ctx context.Context, tool Tool, inv Invocation, args any) Result {
+	t.Helper()
+	reg, err := NewRegistry(tool)
+	require.NoError(t, err)
+	b, err := json.Marshal(args)
+	require.NoError(t, err)
+	return reg.Invoke(ctx, inv, tool.Name(), b)
+}
+
+var invMain = Invocation{Identity: Identity{Role: RoleMain}}
+
+// approvedBash is a bash_exec whose user allows every command of the session.
+func approvedBash(t testing.TB) (*BashTool, *Workspace) {
+	t.Helper()
+	ws, _ := testWorkspace(t, nil)
+	return NewBashTool(ws, &scriptPrompter{choose: []int{1}}), ws
+}
+
+func runBash(t testing.TB, tool *BashTool, command string) Result {
+	t.Helper()
+	return invokeTool(t, context.Background(), tool, invMain, map[string]any{"command": command, "timeout": 10})
+}
+
+// liveProcess reports whether pid exists and is not a zombie (Linux /proc).
+func liveProcess(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+func requireProcFS(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+}
+
+func TestBashExecApproval(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		choose      []int
+		promptErr   error
+		calls       int
+		wantPrompts int
+		wantRun     bool
+		wantSummary string
+		wantContent string
+	}{
+		{name: "run once asks every time", choose: []int{0, 0, 0}, calls: 3, wantPrompts: 3, wantRun: true, wantSummary: "exit 0"},
+		{name: "always stops asking", choose: []int{1}, calls: 3, wantPrompts: 1, wantRun: true, wantSummary: "exit 0"},
+		{name: "deny runs nothing", choose: []int{2, 2}, calls: 2, wantPrompts: 2, wantSummary: "denied by the user", wantContent: "the user denied running this command; nothing was run"},
+		{name: "dismissal runs nothing", choose: []int{-1}, calls: 1, wantPrompts: 1, wantSummary: "not approved (prompt dismissed)", wantContent: "dismissed the approval prompt"},
+		{name: "prompt failure runs nothing", promptErr: errors.New("no editor connection"), calls: 1, wantPrompts: 1, wantSummary: "could not ask the user for approval: no editor connection", wantContent: "nothing was run"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, _ := testWorkspace(t, nil)
+			fp := &scriptPrompter{choose: tc.choose, err: tc.promptErr}
+			tool := NewBashTool(ws, fp)
+			for i := range tc.calls {
+				cmd := fmt.Sprintf("echo run >> marker; echo call %d", i)
+				res := invokeTool(t, context.Background(), tool, invMain, map[string]any{"command": cmd})
+				assert.Contains(t, res.Summary, tc.wantSummary)
+				assert.Contains(t, res.Content, tc.wantContent)
+				if tc.wantRun {
+					require.False(t, res.IsError, res.Content)
+					assert.Contains(t, res.Content, fmt.Sprintf("call %d\n", i))
+				} else {
+					assert.True(t, res.IsError)
+					assert.NotContains(t, res.Content, "call ")
+				}
+			}
+			require.Len(t, fp.selects, tc.wantPrompts)
+			for _, s := range fp.selects {
+				assert.Equal(t, []string{"Run once", "Always this session", "Deny"}, s.Items)
+				assert.True(t, strings.HasPrefix(s.Prompt, "Run in "+ws.Root+"?\n$ echo run >> marker; echo call "), s.Prompt)
+			}
+			if tc.wantRun {
+				assert.Equal(t, strings.Repeat("run\n", tc.calls), readFile(t, ws, "marker"))
+			} else {
+				assert.NoFileExists(t, filepath.Join(ws.Root, "marker"))
+			}
+		})
+	}
+}
+
+func TestBashExecAlwaysIsPerTool(t *testing.T) {
+	ws, _ := testWorkspace(t, nil)
+	fp := &scriptPrompter{choose: []int{1, 2}}
+	first := NewBashTool(ws, fp)
+	require.False(t, invokeTool(t, context.Background(), first, invMain, map[string]any{"command": "true"}).IsError)
+	second := NewBashTool(ws, fp)
+	res := invokeTool(t, context.Background(), second, invMain, map[string]any{"command": "touch marker"})
+	assert.Equal(t, "denied by the user", res.Summary)
+	assert.Equal(t, 2, fp.selectCount(), "a new tool (a new session) asks again")
+	assert.NoFileExists(t, filepath.Join(ws.Root, "marker"))
+}
+
+func TestBashExecPromptShowsLongCommandsCut(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		command string
+		hidden  int
+	}{
+		{name: "short", command: "go test ./...", hidden: 0},
+		{name: "long line", command: "echo " + strings.Repeat("x", 5000), hidden: 5005 - bashPromptMaxRunes},
+		{name: "many lines", command: strings.Repeat("echo line\n", 100), hidden: 600},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := bashPrompt("/ws", tc.command)
+			if tc.hidden == 0 {
+				assert.Equal(t, "Run in /ws?\n$ "+tc.command, p)
+				return
+			}
+			assert.Contains(t, p, fmt.Sprintf("[… %d more bytes not shown; approving runs the whole command]", tc.hidden))
+			assert.Less(t, len(p), bashPromptMaxRunes+200)
+			assert.True(t, strings.HasPrefix(p, "Run in /ws?\n$ echo "))
+		})
+	}
+}
+
+func TestBashExecCancelWhileWaitingForApproval(t *testing.T) {
+	ws, _ := testWorkspace(t, nil)
+	fp := &scriptPrompter{hold: true, asked: make(chan struct{}, 1)}
+	tool := NewBashTool(ws, fp)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Result, 1)
+	go func() { done <- invokeTool(t, ctx, tool, invMain, map[string]any{"command": "touch marker"}) }()
+	<-fp.asked
+	cancel()
+	select {
+	case res := <-done:
+		assert.True(t, res.IsError)
+		assert.Equal(t, "cancelled while waiting for approval", res.Summary)
+		assert.Contains(t, res.Content, "nothing was run")
+	case <-time.After(5 * time.Second):
+		t.Fatal("bash_exec did not return after cancel")
+	}
+	assert.NoFileExists(t, filepath.Join(ws.Root, "marker"))
+}
+
+func TestBashExecKillsProcessTree(t *testing.T) {
+	requireProcFS(t)
+	// The shell records its pid and the pid of a grandchild, then waits.
+	const script = `echo started; echo $$ > pids; bash -c 'sleep 30 & echo $! >> pids; wait' & sleep 30; echo never`
+	for _, tc := range []struct {
+		name        string
+		timeout     int
+		grace       time.Duration
+		script      string
+		cancel      bool
+		wantSummary string
+		wantStatus  string
+	}{
+		{name: "cancel", timeout: 60, grace: 2 * time.Second, script: script, cancel: true, wantSummary: "cancelled after", wantStatus: "status: cancelled by the user"},
+		{name: "timeout", timeout: 1, grace: 2 * time.Second, script: script, wantSummary: "timed out after 1s", wantStatus: "status: killed after timeout (1s)"},
+		{name: "SIGTERM ignored", timeout: 1, grace: 200 * time.Millisecond, script: `trap '' TERM; ` + script, wantSummary: "timed out after 1s", wantStatus: "status: killed after timeout (1s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool, ws := approvedBash(t)
+			tool.killGrace = tc.grace
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			pidsFile := filepath.Join(ws.Root, "pids")
+			done := make(chan Result, 1)
+			start := time.Now()
+			go func() {
+				done <- invokeTool(t, ctx, tool, invMain, map[string]any{"command": tc.script, "timeout": tc.timeout})
+			}()
+			var pids []int
+			require.Eventually(t, func() bool {
+				b, _ := os.ReadFile(pidsFile)
+				pids = pids[:0]
+				for _, f := range strings.Fields(string(b)) {
+					n, err := strconv.Atoi(f)
+					if err == nil {
+						pids = append(pids, n)
+					}
+				}
+				return len(pids) == 2
+			}, 5*time.Second, 10*time.Millisecond)
+			for _, pid := range pids {
+				require.True(t, liveProcess(pid), "pid %d runs before the kill", pid)
+			}
+			if tc.cancel {
+				cancel()
+			}
+			var res Result
+			select {
+			case res = <-done:
+			case <-time.After(time.Duration(tc.timeout)*time.Second + 5*time.Second):
+				t.Fatal("bash_exec did not return")
+			}
+			assert.Less(t, time.Since(start), time.Duration(tc.timeout)*time.Second+tc.grace+2*time.Second)
+			assert.True(t, res.IsError)
+			assert.Contains(t, res.Summary, tc.wantSummary)
+			assert.Contains(t, res.Content, tc.wantStatus)
+			assert.Contains(t, res.Content, "started\n", "output before the kill is kept")
+			i := strings.Index(res.Content, "\noutput (")
+			require.GreaterOrEqual(t, i, 0, res.Content)
+			assert.Equal(t, "\noutput (stdout and stderr interleaved, 8 bytes):\nstarted\n", res.Content[i:], "nothing after the kill")
+			for _, pid := range pids {
+				assert.False(t, liveProcess(pid), "pid %d is still running", pid)
+			}
+			assert.False(t, processGroupRunning(pids[0]), "the process group is gone")
+		})
+	}
+}
+
+func TestBashExecStopsBackgroundProcesses(t *testing.T) {
+	requireProcFS(t)
+	tool, ws := approvedBash(t)
+	start := time.Now()
+	res := runBash(t, tool, `sleep 30 > /dev/null 2>&1 & echo $! > bg; echo left`)
+	require.False(t, res.IsError, res.Content)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, ws, "bg")))
+	require.NoError(t, err)
+	assert.False(t, liveProcess(pid), "a background process does not outlive the command")
+}
+
+func TestBashExecOutput(t *testing.T) {
+	tool, ws := approvedBash(t)
+	var seq strings.Builder
+	for i := 1; i <= 30000; i++ {
+		fmt.Fprintf(&seq, "%d\n", i)
+	}
+	all := seq.String()
+	for _, tc := range []struct {
+		name        string
+		command     string
+		wantError   bool
+		wantSummary string
+		want        []string
+		notWant     []string
+	}{
+		{name: "exit 0", command: "echo hello", wantSummary: "exit 0 · ",
+			want: []string{"command: echo hello\n", "status: exit code 0\n", "duration: ", "output (stdout and stderr interleaved, 6 bytes):\nhello\n"}},
+		{name: "exit code", command: "echo failing >&2; exit 3", wantError: true, wantSummary: "exit 3 · ",
+			want: []string{"status: exit code 3\n", "failing\n"}},
+		{name: "no output", command: "true", wantSummary: "exit 0", want: []string{"output: (none)\n"}},
+		{name: "signal", command: "kill -9 $$", wantError: true, wantSummary: "killed by SIGKILL · ", want: []string{"status: killed by signal SIGKILL\n"}},
+		{name: "stdout and stderr in order", command: "echo one; echo two >&2; echo three; echo four >&2",
+			want: []string{"bytes):\none\ntwo\nthree\nfour\n"}},
+		{name: "stdin is closed", command: "cat; read -r line; echo read=$?", want: []string{"read=1\n"}},
+		{name: "working directory is the root", command: "pwd -P", want: []string{"\n" + ws.Root + "\n"}},
+		{name: "multi-line command is one line", command: "echo a\necho b", want: []string{"command: echo a … (+1 lines)\n", "a\nb\n"}},
+		{name: "output cap keeps head and tail", command: "seq 1 30000",
+			want: []string{
+				fmt.Sprintf("output (stdout and stderr interleaved, %d bytes; only the first %d and last %d bytes are shown):\n", len(all), bashHeadBytes, bashTailBytes),
+				"):\n1\n2\n3\n",
+				all[:bashHeadBytes],
+				fmt.Sprintf("\n… %d bytes omitted …\n", len(all)-bashHeadBytes-bashTailBytes),
+				all[len(all)-bashTailBytes:],
+				"29999\n30000\n",
+			},
+			notWant: []string{all[bashHeadBytes : bashHeadBytes+100]}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			res := runBash(t, tool, tc.command)
+			assert.Less(t, time.Since(start), 5*time.Second)
+			assert.Equal(t, tc.wantError, res.IsError, res.Content)
+			assert.Contains(t, res.Summary, tc.wantSummary)
+			for _, w := range tc.want {
+				assert.Contains(t, res.Content, w)
+			}
+			for _, w := range tc.notWant {
+				assert.NotContains(t, res.Content, w)
+			}
+			assert.Less(t, len(res.Content), bashHeadBytes+bashTailBytes+1024)
+		})
+	}
+}
+
+func TestBashExecEnvironment(t *testing.T) {
+	t.Setenv("OPENROUTER_API_KEY", "sk-or-secret-test")
+	t.Setenv("TAVILY_API_KEY", "tvly-secret-test")
+	t.Setenv("PAGER", "less")
+	t.Setenv("FIDO_TEST_KEPT", "kept")
+	tool, _ := approvedBash(t)
+	res := runBash(t, tool, "env")
+	require.False(t, res.IsError, res.Content)
+	for _, absent := range []string{"OPENROUTER_API_KEY", "TAVILY_API_KEY", "secret-test", "PAGER=less"} {
+		assert.NotContains(t, res.Content, absent)
+	}
+	for _, present := range []string{"\nFIDO_TEST_KEPT=kept\n", "\nTERM=dumb\n", "\nNO_COLOR=1\n", "\nPAGER=cat\n", "\nGIT_PAGER=cat\n", "\nGIT_TERMINAL_PROMPT=0\n"} {
+		assert.Contains(t, res.Content, present)
+	}
+}
+
+func TestBashExecOwnSession(t *testing.T) {
+	requireProcFS(t)
+	tool, _ := approvedBash(t)
+	// Fields 5 and 6 of /proc/PID/stat are the process group and the session.
+	res := runBash(t, tool, `read -r -a f < /proc/$$/stat; echo "pid=$$ pgrp=${f[4]} sid=${f[5]}"`)
+	require.False(t, res.IsError, res.Content)
+	i := strings.LastIndex(res.Content, "pid=")
+	require.GreaterOrEqual(t, i, 0, res.Content)
+	var pid, pgrp, sid int
+	_, err := fmt.Sscanf(res.Content[i:], "pid=%d pgrp=%d sid=%d", &pid, &pgrp, &sid)
+	require.NoError(t, err)
+	assert.Equal(t, pid, pgrp, "own process group")
+	assert.Equal(t, pid, sid, "own session, so no controlling terminal")
+}
+
+func TestBashExecRefusals(t *testing.T) {
+	ws, _ := testWorkspace(t, nil)
+	for _, tc := range []struct {
+		name     string
+		prompter Prompter
+		inv      Invocation
+		args     string
+		want     string
+	}{
+		{name: "subagent", prompter: &scriptPrompter{choose: []int{0}}, inv: Invocation{DelegationDepth: 1}, args: `{"command": "touch marker"}`, want: "permission_denied: bash_exec is not available to a subagent"},
+		{name: "subagent role", prompter: &scriptPrompter{choose: []int{0}}, inv: Invocation{Identity: Identity{Role: RoleSubagent}}, args: `{"command": "touch marker"}`, want: "permission_denied"},
+		{name: "no prompter", inv: invMain, args: `{"command": "touch marker"}`, want: "bash_exec needs an editor to ask for approval"},
+		{name: "empty command", prompter: &scriptPrompter{choose: []int{0}}, inv: invMain, args: `{"command": "  "}`, want: "command is required"},
+		{name: "zero timeout", prompter: &scriptPrompter{choose: []int{0}}, inv: invMain, args: `{"command": "touch marker", "timeout": 0}`, want: "timeout must be at least 1 second"},
+		{name: "unknown argument", prompter: &scriptPrompter{choose: []int{0}}, inv: invMain, args: `{"command": "touch marker", "cwd": "/"}`, want: `unknown argument "cwd"`},
+		{name: "wrong type", prompter: &scriptPrompter{choose: []int{0}}, inv: invMain, args: `{"command": "touch marker", "timeout": "5"}`, want: `argument "timeout" must be an integer`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tool *BashTool
+			if tc.prompter == nil {
+				tool = NewBashTool(ws, nil)
+			} else {
+				tool = NewBashTool(ws, tc.prompter)
+			}
+			reg, err := NewRegistry(tool)
+			require.NoError(t, err)
+			res := reg.Invoke(context.Background(), tc.inv, "bash_exec", json.RawMessage(tc.args))
+			assert.True(t, res.IsError)
+			assert.Contains(t, res.Summary, tc.want)
+			if fp, ok := tc.prompter.(*scriptPrompter); ok {
+				assert.Zero(t, fp.selectCount(), "no approval prompt")
+			}
+			// Run itself refuses subagents too, for a caller that skips the registry.
+			if tc.inv.IsSubagent() {
+				res, err := tool.Run(context.Background(), tc.inv, json.RawMessage(tc.args))
+				require.NoError(t, err)
+				assert.Contains(t, res.Summary, "permission_denied")
+			}
+			assert.NoFileExists(t, filepath.Join(ws.Root, "marker"))
+		})
+	}
+}
+
+func TestBashExecTimeoutAboveMaximum(t *testing.T) {
+	tool, _ := approvedBash(t)
+	res := invokeTool(t, context.Background(), tool, invMain, map[string]any{"command": "true", "timeout": 900})
+	require.False(t, res.IsError, res.Content)
+	assert.Contains(t, res.Content, "status: exit code 0\n")
+	assert.Contains(t, res.Content, "note: the timeout was capped at 600s (the requested 900s is above the maximum)\n")
+}
+
+func TestBashExecSummarizeCall(t *testing.T) {
+	tool := NewBashTool(nil, nil)
+	for args, want := range map[string]string{
+		`{"command": "go test ./..."}`:                    "go test ./...",
+		`{"command": "  make\n  make test\nls  "}`:        "make … (+2 lines)",
+		`{"command": "` + strings.Repeat("a", 100) + `"}`: strings.Repeat("a", 80) + "…",
+	} {
+		assert.Equal(t, want, tool.SummarizeCall(json.RawMessage(args)), args)
+	}
+}
+
+func TestBashOutputCapture(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		writes []string
+		want   string
+	}{
+		{name: "empty", want: "output: (none)\n"},
+		{name: "fits", writes: []string{"ab", "cd", "ef"}, want: "output (stdout and stderr interleaved, 6 bytes):\nabcdef\n"},
+		{name: "exactly full", writes: []string{"abcd1234"}, want: "output (stdout and stderr interleaved, 8 bytes):\nabcd1234\n"},
+		{name: "cut", writes: []string{"abcd", "XXXXXX", "1", "234"},
+			want: "output (stdout and stderr interleaved, 14 bytes; only the first 4 and last 4 bytes are shown):\nabcd\n… 6 bytes omitted …\n1234\n"},
+		{name: "cut inside characters", writes: []string{"abc€XX€12"},
+			want: "output (stdout and stderr interleaved, 13 bytes; only the first 3 and last 2 bytes are shown):\nabc\n… 8 bytes omitted …\n12\n"},
+		{name: "invalid bytes", writes: []string{"a\xffb"}, want: "output (stdout and stderr interleaved, 3 bytes):\na\uFFFDb\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &outputCapture{headMax: 4, tailMax: 4}
+			for _, w := range tc.writes {
+				n, err := h.Write([]byte(w))
+				require.NoError(t, err)
+				require.Equal(t, len(w), n)
+			}
+			assert.Equal(t, tc.want, h.render())
+		})
+	}
+}
+
+func TestBashShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		300 * time.Millisecond:   "0.3s",
+		12500 * time.Millisecond: "12.5s",
+		125 * time.Second:        "2m05s",
+	} {
+		assert.Equal(t, want, shortDuration(d))
+	}
+}
