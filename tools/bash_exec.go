@@ -240,6 +240,11 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 	// A new session: its own process group (so the whole tree can be killed)
 	// and no controlling terminal (so nothing can prompt on the editor's TTY).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if ctx.Err() != nil {
+		_ = r.Close()
+		_ = w.Close()
+		return bashDeclined("cancelled before it started", "the call was cancelled before the command started")
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		_ = r.Close()
@@ -271,7 +276,7 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 	elapsed := time.Since(start)
 	// Stop the tree on timeout or cancel; after a normal exit, stop what the
 	// command left running in the background (it would hold the output open).
-	stopProcessGroup(pgid, t.killGrace, drained)
+	stopProcessGroup(pgid, t.killGrace)
 	if ended != "" {
 		<-waited
 	}
@@ -293,7 +298,7 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 		status = fmt.Sprintf("killed after timeout (%s)", wholeSeconds(timeout))
 		summary = "timed out after " + wholeSeconds(timeout)
 	case "cancelled":
-		status = "cancelled by the user; the command and its child processes were killed"
+		status = "cancelled (the turn was interrupted); the command and its child processes were killed"
 		summary = "cancelled after " + shortDuration(elapsed)
 	default:
 		ps := cmd.ProcessState
@@ -320,9 +325,9 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 	return Result{Content: b.String(), IsError: isError, Summary: summary}
 }
 
-// stopProcessGroup ends process group pgid: SIGTERM, then SIGKILL after grace unless
-// the group is gone (or, as far as can be seen, has released the output pipe) by then.
-func stopProcessGroup(pgid int, grace time.Duration, released <-chan struct{}) {
+// stopProcessGroup ends process group pgid: SIGTERM, then SIGKILL if anything
+// of it still runs after grace.
+func stopProcessGroup(pgid int, grace time.Duration) {
 	if !processGroupRunning(pgid) {
 		return
 	}
@@ -342,11 +347,6 @@ func stopProcessGroup(pgid int, grace time.Duration, released <-chan struct{}) {
 			}
 			return
 		case <-tick.C:
-			if !processGroupRunning(pgid) {
-				return
-			}
-		case <-released:
-			released = nil // checked once; the group may still run with its output redirected
 			if !processGroupRunning(pgid) {
 				return
 			}

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,11 +26,11 @@ type scriptPrompter struct {
 	mu      sync.Mutex
 	selects []scriptedSelect
 	inputs  []string
-	choose  []int         // Select answers, in order
-	typed   []scriptedInput   // Input answers, in order
-	err     error         // returned by every prompt when set
-	hold    bool          // Select waits for ctx to end
-	asked   chan struct{} // receives one value per prompt shown (if non-nil)
+	choose  []int           // Select answers, in order
+	typed   []scriptedInput // Input answers, in order
+	err     error           // returned by every prompt when set
+	hold    bool            // Select waits for ctx to end
+	asked   chan struct{}   // receives one value per prompt shown (if non-nil)
 }
 
 type scriptedSelect struct {
@@ -242,7 +244,7 @@ func TestBashExecKillsProcessTree(t *testing.T) {
 		wantSummary string
 		wantStatus  string
 	}{
-		{name: "cancel", timeout: 60, grace: 2 * time.Second, script: script, cancel: true, wantSummary: "cancelled after", wantStatus: "status: cancelled by the user"},
+		{name: "cancel", timeout: 60, grace: 2 * time.Second, script: script, cancel: true, wantSummary: "cancelled after", wantStatus: "status: cancelled (the turn was interrupted)"},
 		{name: "timeout", timeout: 1, grace: 2 * time.Second, script: script, wantSummary: "timed out after 1s", wantStatus: "status: killed after timeout (1s)"},
 		{name: "SIGTERM ignored", timeout: 1, grace: 200 * time.Millisecond, script: `trap '' TERM; ` + script, wantSummary: "timed out after 1s", wantStatus: "status: killed after timeout (1s)"},
 	} {
@@ -307,6 +309,24 @@ func TestBashExecStopsBackgroundProcesses(t *testing.T) {
 	pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, ws, "bg")))
 	require.NoError(t, err)
 	assert.False(t, liveProcess(pid), "a background process does not outlive the command")
+}
+
+func TestBashExecEscapedProcessDoesNotHang(t *testing.T) {
+	requireProcFS(t)
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("needs setsid")
+	}
+	tool, ws := approvedBash(t)
+	start := time.Now()
+	// The escaped process keeps the output pipe open but is outside the group.
+	res := runBash(t, tool, `setsid sh -c 'echo $$ > escaped; exec sleep 30' & sleep 0.2; echo main done`)
+	pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, ws, "escaped")))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	require.False(t, res.IsError, res.Content)
+	assert.Less(t, time.Since(start), bashDrainWait+3*time.Second)
+	assert.Contains(t, res.Content, "note: a background process outside the command's process group kept the output open")
+	assert.Contains(t, res.Content, "main done\n")
 }
 
 func TestBashExecOutput(t *testing.T) {
