@@ -47,6 +47,15 @@ func (e *Editor) Reload(ctx context.Context, paths []string) {
 	})
 }
 
+// RefreshAll re-checks every loaded file buffer against the disk (after a
+// shell command): unmodified buffers that changed are reloaded, modified ones
+// get Neovim's usual question.
+func (e *Editor) RefreshAll(ctx context.Context) {
+	_ = e.call(ctx, func() error {
+		return e.v.ExecLua(`require("fido.bridge").refresh_all()`, nil)
+	})
+}
+
 // call runs an RPC and gives up when ctx ends (Neovim may be blocked in a
 // prompt; the call then completes in the background).
 func (e *Editor) call(ctx context.Context, f func() error) error {
@@ -60,4 +69,7 @@ func (e *Editor) call(ctx context.Context, f func() error) error {
 	}
 }
 
-var _ tools.Editor = (*Editor)(nil)
+var (
+	_ tools.Editor    = (*Editor)(nil)
+	_ tools.Refresher = (*Editor)(nil)
+)

@@ -141,7 +141,12 @@ func (t *BashTool) Run(ctx context.Context, inv Invocation, args json.RawMessage
 	if res, ok := t.approve(ctx, p.Command); !ok {
 		return res, nil
 	}
-	return t.execute(ctx, p.Command, time.Duration(timeout)*time.Second, note), nil
+	res := t.execute(ctx, p.Command, time.Duration(timeout)*time.Second, note)
+	// The command may have changed any file: let the editor re-check its buffers.
+	if r, ok := t.ws.Editor.(Refresher); ok {
+		r.RefreshAll(ctx)
+	}
+	return res, nil
 }
 
 // approve asks the user unless they already allowed every command of this

@@ -111,6 +111,12 @@ type Editor interface {
 	Reload(ctx context.Context, paths []string)
 }
 
+// Refresher is implemented by editors that can re-check every open buffer
+// against the disk; used after a shell command, which may change any file.
+type Refresher interface {
+	RefreshAll(ctx context.Context)
+}
+
 // ErrorResult is the standard failed result: {"error": "..."} for the model.
 func ErrorResult(format string, args ...any) Result {
 	msg := fmt.Sprintf(format, args...)

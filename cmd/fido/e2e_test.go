@@ -541,3 +541,53 @@ func TestE2EWebsearch(t *testing.T) {
 	assert.Contains(t, msgs[len(msgs)-1].Get("content").String(), "Neovim 0.8 added winbar.")
 	assert.Contains(t, f.transcript(t), "● websearch")
 }
+
+// bash_exec asks through vim.ui.select with the command in the prompt; "Run
+// once" runs it in the workspace, its output reaches the model, and a buffer
+// whose file the command changed is reloaded; "Deny" runs nothing.
+func TestE2EBashExecApprovalAndRefresh(t *testing.T) {
+	f := startFido(t, "")
+	path := filepath.Join(f.Dir, "version.txt")
+	require.NoError(t, os.WriteFile(path, []byte("v1\n"), 0o644))
+	require.NoError(t, f.Command("edit "+path))
+	f.Lua(t, nil, `_G.asked = {}
+_G.answer = "Run once"
+vim.ui.select = function(items, opts, cb)
+  table.insert(_G.asked, { prompt = opts.prompt, items = items })
+  for i, it in ipairs(items) do if it == _G.answer then return cb(it, i) end end
+  cb(nil, nil)
+end`)
+	f.srv.Enqueue(
+		llmtest.Reply().ToolCall("call_b", "bash_exec", `{"command":"echo v2-longer > version.txt && pwd && echo done"}`, 2).Finish("tool_calls"),
+		llmtest.Text("Bumped."),
+	)
+	require.NoError(t, f.Command("Fido bump the version"))
+	f.waitIdleAfter(t, 2)
+	var asked []struct {
+		Prompt string   `msgpack:"prompt"`
+		Items  []string `msgpack:"items"`
+	}
+	f.Lua(t, &asked, `return _G.asked`)
+	require.Len(t, asked, 1)
+	assert.Contains(t, asked[0].Prompt, "echo v2-longer > version.txt")
+	assert.Equal(t, []string{"Run once", "Always this session", "Deny"}, asked[0].Items)
+	msgs := f.srv.Requests()[1].Get("messages").Array()
+	out := msgs[len(msgs)-1].Get("content").String()
+	assert.Contains(t, out, f.Dir, "runs in the workspace root")
+	assert.Contains(t, out, "done")
+	buf := fmt.Sprintf("vim.fn.bufnr(%q)", path)
+	f.WaitFor(t, `vim.fn.getbufline(`+buf+`, 1)[1] == "v2-longer"`, 5*time.Second, `vim.fn.getbufline(`+buf+`, 1, "$")`)
+
+	// Deny: nothing runs.
+	f.Lua(t, nil, `_G.answer = "Deny"`)
+	f.srv.Enqueue(
+		llmtest.Reply().ToolCall("call_c", "bash_exec", `{"command":"touch denied.txt"}`, 1).Finish("tool_calls"),
+		llmtest.Text("OK, not running it."),
+	)
+	require.NoError(t, f.Command("Fido touch it"))
+	f.waitIdleAfter(t, 4)
+	_, err := os.Stat(filepath.Join(f.Dir, "denied.txt"))
+	assert.True(t, os.IsNotExist(err), "a denied command never runs")
+	msgs = f.srv.Requests()[3].Get("messages").Array()
+	assert.Contains(t, msgs[len(msgs)-1].Get("content").String(), "declined")
+}

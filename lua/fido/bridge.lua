@@ -246,6 +246,51 @@ local function reload_clean(b)
   end
 end
 
+-- The size the buffer would have on disk (fileformat, 'eol' and BOM included).
+local function disk_size(b)
+  return api.nvim_buf_call(b, function()
+    local n = vim.fn.line2byte(vim.fn.line("$") + 1) - 1
+    if n < 0 then
+      n = 0
+    end
+    if vim.bo.fileformat == "dos" then
+      n = n + vim.fn.line("$")
+    end
+    if not vim.bo.eol or (vim.bo.binary and not vim.bo.fixeol) then
+      n = n - 1
+    end
+    if vim.bo.bomb then
+      n = n + 3
+    end
+    return n
+  end)
+end
+
+--- After a shell command: re-check every loaded file buffer (scheduled).
+--- Unmodified ones whose size on disk differs are re-read at once (a
+--- :checktime would miss a change within the second of the last read); the
+--- rest get :checktime, without the W11 prompt when unmodified.
+function M.refresh_all()
+  vim.schedule(function()
+    for _, b in ipairs(api.nvim_list_bufs()) do
+      local name = api.nvim_buf_get_name(b)
+      if api.nvim_buf_is_loaded(b) and api.nvim_buf_get_option(b, "buftype") == "" and name ~= "" then
+        if api.nvim_buf_get_option(b, "modified") or vim.fn.filereadable(name) == 0 then
+          pcall(vim.cmd, "checktime " .. b)
+        elseif vim.fn.getfsize(name) ~= disk_size(b) then
+          reload_clean(b)
+        else
+          api.nvim_buf_call(b, function()
+            vim.cmd("setlocal autoread")
+            pcall(vim.cmd, "checktime " .. b)
+            vim.cmd("set autoread<")
+          end)
+        end
+      end
+    end
+  end)
+end
+
 --- Reloads the loaded buffers of paths from disk (scheduled).
 function M.reload(paths)
   vim.schedule(function()
