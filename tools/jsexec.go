@@ -1,0 +1,354 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"runtime/metrics"
+	"strings"
+	"time"
+
+	"github.com/dlclark/regexp2/v2"
+)
+
+//go:embed jsexec.md
+var jsExecDescription string
+
+const (
+	jsDefaultTimeout = 5000 * time.Millisecond
+	jsMaxTimeout     = 60000 * time.Millisecond
+	jsMaxCode        = 256 << 10 // bytes of snippet source
+	jsMaxResult      = 64 << 10  // bytes of result JSON
+	jsMaxConsole     = 64 << 10  // bytes of console text per call
+	jsMaxLine        = 8 << 10   // bytes of one console line
+	jsMaxStackLines  = 20        // lines of an error's stack
+	jsMaxModule      = 1 << 20   // bytes of one required file
+	jsMaxModules     = 16 << 20  // bytes of all required files in one call
+	jsMaxCallStack   = 4000      // JS call depth before RangeError
+	jsMaxFetches     = 50        // fetch calls per run
+	jsMaxFetchBody   = 5 << 20   // bytes of one fetch response body
+	jsMaxFetchSend   = 1 << 20   // bytes of one fetch request body
+	// jsKillGrace is how long a runtime has to stop after Interrupt before
+	// its goroutine is abandoned (Interrupt cannot stop native code such as a
+	// regexp backtrack or a huge String.prototype.repeat).
+	jsKillGrace = 300 * time.Millisecond
+	// jsRegexTimeout bounds one regexp match. It is process-wide
+	// (regexp2.DefaultMatchTimeout is read when a pattern is compiled), so an
+	// abandoned runtime stops burning CPU at most this long after a timeout.
+	jsRegexTimeout = time.Second
+	// jsMemoryLimit stops a run whose heap growth exceeds it: goja has no
+	// allocation limit and an out-of-memory crash would take the host down.
+	jsMemoryLimit = 1 << 30
+	jsMemoryPoll  = 25 * time.Millisecond
+)
+
+// The JS regexp engine (regexp2) has no match timeout by default, and goja's
+// Interrupt does not reach into a running match.
+func init() { regexp2.DefaultMatchTimeout = jsRegexTimeout }
+
+// Network approval choices offered through the Prompter.
+const (
+	jsChoiceAllow   = "Allow network"
+	jsChoiceOffline = "Run offline"
+)
+
+// JSTool runs JavaScript snippets in a fresh goja runtime per call.
+type JSTool struct {
+	ws       *Workspace
+	prompter Prompter
+	client   *http.Client
+	memLimit uint64
+}
+
+// NewJSTool returns the javascript_execute tool. require resolves against
+// ws; p asks the user before a snippet gets network access (nil: never).
+func NewJSTool(ws *Workspace, p Prompter) *JSTool {
+	return &JSTool{
+		ws:       ws,
+		prompter: p,
+		client: &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return fmt.Errorf("stopped after 10 redirects")
+			}
+			return nil
+		}},
+		memLimit: jsMemoryLimit,
+	}
+}
+
+type jsExecParams struct {
+	Code         string `json:"code"`
+	Timeout      *int   `json:"timeout"`
+	AllowNetwork bool   `json:"allow_network"`
+}
+
+func (t *JSTool) Name() string        { return "javascript_execute" }
+func (t *JSTool) Description() string { return jsExecDescription }
+func (t *JSTool) Access() Access      { return Mutating }
+func (t *JSTool) Parameters() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "code": {"type": "string", "description": "JavaScript source. The result is module.exports when the snippet sets it, else the value of the last expression statement; a Promise is awaited."},
+    "timeout": {"type": "integer", "minimum": 1, "maximum": 60000, "description": "Wall-clock limit in milliseconds. Default 5000."},
+    "allow_network": {"type": "boolean", "description": "Ask the user to allow fetch() for this run. Default false. If the user declines, the snippet runs offline."}
+  },
+  "required": ["code"],
+  "additionalProperties": false
+}`)
+}
+
+func (t *JSTool) SummarizeCall(args json.RawMessage) string {
+	var p jsExecParams
+	_ = json.Unmarshal(args, &p)
+	first := strings.TrimSpace(p.Code)
+	if i := strings.IndexByte(first, '\n'); i >= 0 {
+		first = strings.TrimSpace(first[:i]) + " …"
+	}
+	s := Shorten(first, 60)
+	if p.AllowNetwork {
+		s += " (network)"
+	}
+	return s
+}
+
+// jsConsoleLine is one captured console call.
+type jsConsoleLine struct {
+	Level string `json:"level"`
+	Text  string `json:"text"`
+}
+
+// jsError describes an exception or a stop.
+type jsError struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+	Stack   string `json:"stack,omitempty"`
+}
+
+// jsOutput is the model-facing content of a call.
+type jsOutput struct {
+	// Result is the JSON of the value, or null.
+	Result json.RawMessage `json:"result"`
+	// ResultString is set when Result could not hold the value: String(value)
+	// for a non-JSON value, or the start of an over-long JSON text.
+	ResultString   *string         `json:"result_string,omitempty"`
+	ResultNote     string          `json:"result_note,omitempty"`
+	Console        []jsConsoleLine `json:"console"`
+	ConsoleDropped int             `json:"console_dropped,omitempty"`
+	Error          *jsError        `json:"error,omitempty"`
+	TimedOut       bool            `json:"timed_out,omitempty"`
+	Network        string          `json:"network"`
+	NetworkNote    string          `json:"network_note,omitempty"`
+}
+
+// jsStop says why the watchdog stopped a run.
+type jsStop int
+
+const (
+	jsStopTimeout jsStop = iota + 1
+	jsStopCancel
+	jsStopMemory
+)
+
+func (s jsStop) String() string {
+	switch s {
+	case jsStopTimeout:
+		return "timeout"
+	case jsStopCancel:
+		return "cancelled"
+	case jsStopMemory:
+		return "memory limit"
+	}
+	return "stop"
+}
+
+func (t *JSTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+	var p jsExecParams
+	if err := DecodeArgs(args, &p); err != nil {
+		return ErrorResult("javascript_execute: %v", err), nil
+	}
+	if strings.TrimSpace(p.Code) == "" {
+		return ErrorResult("javascript_execute: code is required"), nil
+	}
+	if len(p.Code) > jsMaxCode {
+		return ErrorResult("javascript_execute: code is %d bytes; at most %d bytes are accepted (require a workspace file for larger programs)", len(p.Code), jsMaxCode), nil
+	}
+	timeout := jsDefaultTimeout
+	if p.Timeout != nil {
+		switch {
+		case *p.Timeout < 1:
+			return ErrorResult("javascript_execute: timeout must be at least 1 ms, got %d", *p.Timeout), nil
+		case time.Duration(*p.Timeout)*time.Millisecond > jsMaxTimeout:
+			timeout = jsMaxTimeout
+		default:
+			timeout = time.Duration(*p.Timeout) * time.Millisecond
+		}
+	}
+
+	out := jsOutput{Network: "offline"}
+	network := false
+	offlineWhy := "allow_network was not set"
+	if p.AllowNetwork {
+		var err error
+		network, out.NetworkNote, err = t.approveNetwork(ctx, p.Code)
+		if err != nil {
+			return Result{}, err
+		}
+		offlineWhy = out.NetworkNote
+		if network {
+			out.Network = "allowed"
+		}
+	}
+
+	start := time.Now()
+	// Requests get the run's time limit; the extra grace lets the watchdog,
+	// not a racing request error, report the timeout.
+	runCtx, cancel := context.WithTimeout(ctx, timeout+jsKillGrace)
+	defer cancel() // also aborts fetches still in flight
+	run := newJSRun(t, runCtx, network, offlineWhy)
+	done := make(chan jsOutcome, 1)
+	go run.execute(p.Code, done)
+
+	var stop jsStop
+	var res jsOutcome
+	finished := false
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	memTick := time.NewTicker(jsMemoryPoll)
+	defer memTick.Stop()
+	heapBase := jsHeapBytes()
+	for !finished && stop == 0 {
+		select {
+		case res = <-done:
+			finished = true
+		case <-timer.C:
+			stop = jsStopTimeout
+		case <-ctx.Done():
+			stop = jsStopCancel
+		case <-memTick.C:
+			if h := jsHeapBytes(); h > heapBase && h-heapBase > t.memLimit {
+				stop = jsStopMemory
+			}
+		}
+	}
+	killed := false
+	if !finished {
+		run.halt(stop)
+		cancel()
+		select {
+		case res = <-done:
+		case <-time.After(jsKillGrace):
+			killed = true
+		}
+	}
+	elapsed := time.Since(start)
+	run.stopTimers()
+	if stop == jsStopCancel {
+		return Result{}, ctx.Err()
+	}
+	out.Console, out.ConsoleDropped = run.console.snapshot()
+	if !killed && !res.stopped {
+		stop = 0 // it finished on its own before the interrupt took effect
+	}
+	switch {
+	case stop == jsStopTimeout:
+		out.TimedOut = true
+		msg := fmt.Sprintf("timed out after %s", jsDuration(timeout))
+		if killed {
+			msg = fmt.Sprintf("killed after timeout (%s): the runtime did not stop within %s of being interrupted, probably inside a long native call such as a regexp match", jsDuration(timeout), jsKillGrace)
+		}
+		out.Error = &jsError{Name: "TimeoutError", Message: msg, Stack: res.stack}
+	case stop == jsStopMemory:
+		out.Error = &jsError{Name: "RangeError", Message: fmt.Sprintf("stopped: the heap grew by more than %d MiB", t.memLimit>>20)}
+		if killed {
+			out.Error.Message += " (killed: the runtime did not stop after being interrupted)"
+		}
+	default:
+		out.Result, out.ResultString, out.ResultNote, out.Error = res.result, res.resultString, res.resultNote, res.err
+	}
+	if out.Result == nil {
+		out.Result = json.RawMessage("null")
+	}
+	if out.Console == nil {
+		out.Console = []jsConsoleLine{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // code and markup read better without \u003c
+	if err := enc.Encode(out); err != nil {
+		return ErrorResult("javascript_execute: cannot encode the result: %v", err), nil
+	}
+	return Result{Content: strings.TrimSuffix(buf.String(), "\n"), Summary: jsSummary(out, elapsed), IsError: out.Error != nil}, nil
+}
+
+// approveNetwork asks the user whether this run may use fetch. Declining,
+// dismissing or having nobody to ask means offline, with a note saying why.
+func (t *JSTool) approveNetwork(ctx context.Context, code string) (bool, string, error) {
+	if t.prompter == nil {
+		return false, "network access needs the user's approval and there is no user to ask; ran offline", nil
+	}
+	preview := strings.Join(strings.Fields(code), " ")
+	prompt := fmt.Sprintf("javascript_execute asks for network access (fetch; it can also reach localhost and internal services): %s", Shorten(preview, 80))
+	i, err := t.prompter.Select(ctx, prompt, []string{jsChoiceAllow, jsChoiceOffline})
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, "", ctx.Err()
+		}
+		return false, fmt.Sprintf("the approval prompt failed (%v); ran offline", err), nil
+	}
+	if i == 0 {
+		return true, "", nil
+	}
+	return false, "the user declined network access; ran offline", nil
+}
+
+// jsHeapBytes is the process's heap in use by objects (live and not yet swept).
+func jsHeapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// jsSummary is the transcript line: "ok · 3 log lines · 12ms", the error, or the stop.
+func jsSummary(out jsOutput, elapsed time.Duration) string {
+	if out.TimedOut {
+		return Shorten(out.Error.Message, 60)
+	}
+	if out.Error != nil {
+		return Shorten(out.Error.Name+": "+firstLine(out.Error.Message), 100)
+	}
+	parts := []string{"ok"}
+	switch n := len(out.Console) + out.ConsoleDropped; n {
+	case 0:
+	case 1:
+		parts = append(parts, "1 log line")
+	default:
+		parts = append(parts, fmt.Sprintf("%d log lines", n))
+	}
+	if out.Network == "allowed" {
+		parts = append(parts, "network")
+	}
+	parts = append(parts, jsDuration(elapsed.Round(time.Millisecond)))
+	return strings.Join(parts, " · ")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// jsDuration prints 5s, 250ms, 1.5s.
+func jsDuration(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", d.Seconds()), "0"), ".") + "s"
+}
