@@ -591,3 +591,21 @@ end`)
 	msgs = f.srv.Requests()[3].Get("messages").Array()
 	assert.Contains(t, msgs[len(msgs)-1].Get("content").String(), "declined")
 }
+
+// javascript_execute runs offline by default and its result reaches the model.
+func TestE2EJavascriptExecute(t *testing.T) {
+	f := startFido(t, "")
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "data.json"), []byte(`{"xs":[3,1,2]}`), 0o644))
+	f.srv.Enqueue(
+		llmtest.Reply().ToolCall("call_j", "javascript_execute",
+			`{"code":"const d = require('./data.json'); console.log('n', d.xs.length); module.exports = d.xs.sort()"}`, 2).Finish("tool_calls"),
+		llmtest.Text("Sorted."),
+	)
+	require.NoError(t, f.Command("Fido sort the data"))
+	f.waitIdleAfter(t, 2)
+	msgs := f.srv.Requests()[1].Get("messages").Array()
+	res := msgs[len(msgs)-1].Get("content").String()
+	assert.Contains(t, res, `"result":[1,2,3]`)
+	assert.Contains(t, res, `"network":"offline"`)
+	assert.Contains(t, f.transcript(t), "● javascript_execute")
+}

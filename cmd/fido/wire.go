@@ -70,7 +70,7 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	})
 	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, tools.NewAskExpertTool(ui))
 	all = append(all, tools.NewWebTools(tools.WebConfig{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
-	all = append(all, tools.NewBashTool(ws, ui), tools.NewAskUserTool(ui))
+	all = append(all, tools.NewBashTool(ws, ui), tools.NewAskUserTool(ui), tools.NewJSTool(ws, ui))
 	registry, err = tools.NewRegistry(all...)
 	if err != nil {
 		return nil, err
