@@ -609,3 +609,42 @@ func TestE2EJavascriptExecute(t *testing.T) {
 	assert.Contains(t, res, `"network":"offline"`)
 	assert.Contains(t, f.transcript(t), "● javascript_execute")
 }
+
+// A subagent that tries the shell, the JS runner, a patch or the plan gets
+// permission_denied: no prompt is shown and nothing changes.
+func TestE2ESubagentCannotMutate(t *testing.T) {
+	f := startFido(t, "")
+	f.Lua(t, nil, `_G.prompted = 0
+vim.ui.select = function(items, opts, cb) _G.prompted = _G.prompted + 1; cb(items[1], 1) end`)
+	f.srv.Enqueue(
+		llmtest.Reply().ToolCall("call_d", "delegate", `{"task":"try everything"}`, 1).Finish("tool_calls"),
+		llmtest.Reply().
+			ToolCall("s1", "bash_exec", `{"command":"touch pwned.txt"}`, 1).
+			ToolCall("s2", "javascript_execute", `{"code":"1+1"}`, 1).
+			ToolCall("s3", "patch", `{"operations":[{"path":"pwned2.txt","content":"x"}]}`, 1).
+			ToolCall("s4", "update_plan", `{"reason":"r","items":[]}`, 1).
+			Finish("tool_calls"),
+		llmtest.Text(`{"status":"completed","summary":"denied everywhere","findings":[],"recommended_next_steps":[],"tests_to_run":[],"uncertainties":[]}`),
+		llmtest.Text("The subagent could not change anything."),
+	)
+	require.NoError(t, f.Command("Fido delegate it"))
+	f.waitIdleAfter(t, 4)
+	reqs := f.srv.Requests()
+	require.Len(t, reqs, 4)
+	sub := reqs[2].Get("messages").Array()
+	denied := 0
+	for _, m := range sub[len(sub)-4:] {
+		if strings.Contains(m.Get("content").String(), "permission_denied") {
+			denied++
+		}
+	}
+	assert.Equal(t, 4, denied, "every mutating call of the subagent is denied")
+	var prompted int
+	f.Lua(t, &prompted, `return _G.prompted`)
+	assert.Zero(t, prompted, "no approval prompt for a subagent")
+	for _, p := range []string{"pwned.txt", "pwned2.txt"} {
+		_, err := os.Stat(filepath.Join(f.Dir, p))
+		assert.True(t, os.IsNotExist(err), p)
+	}
+	assert.True(t, f.Bool(t, `require("fido").status().plan == nil`), "the plan is untouched")
+}
