@@ -20,8 +20,18 @@ type Batch struct {
 	Plan       any              `msgpack:"plan,omitempty"`
 	Activity   *ActivityPayload `msgpack:"activity,omitempty"`
 	Draft      *string          `msgpack:"draft,omitempty"`
+	// PlanState carries the normalized plan for status().plan, only when it
+	// changed (the plan is not resent with every streamed delta).
+	PlanState *PlanState `msgpack:"plan_state,omitempty"`
+	// Flushes counts the batches sent so far, this one included.
+	Flushes int64 `msgpack:"flushes"`
 	// Quit closes Fido's windows (/quit).
 	Quit bool `msgpack:"quit,omitempty"`
+}
+
+// PlanState wraps the plan so that "no plan" (nil) is sent explicitly.
+type PlanState struct {
+	Plan *plan.Plan `msgpack:"plan"`
 }
 
 // UsageStatus is a usage total as Lua sees it.
@@ -72,13 +82,16 @@ type UI struct {
 	mu     sync.Mutex
 	tr     *Transcript
 	status Status
-	dirty  bool // status (and possibly more) changed since the last flush
+	dirty  bool // status changed since the last flush
+
+	flushes int64
 
 	plan        *plan.Plan
 	planHidden  bool // the user closed the window: no auto-show until ShowPlan
 	planShown   bool // ShowPlan made it visible even without items
 	planFocus   bool // the next plan payload focuses the window
-	planDirty   bool
+	planDirty   bool // the plan window needs a new payload
+	planState   bool // status().plan changed
 	dims        EditorDims
 	sub         *agent.SubagentStatus
 	subDirty    bool
@@ -113,11 +126,11 @@ func newUI(send func(context.Context, *Batch) error, naive bool, logf func(strin
 	}
 }
 
-// update runs f under the lock and schedules a flush.
+// update runs f under the lock and schedules a flush. f sets the dirty flags
+// of what it changed: transcript edits alone send no status.
 func (u *UI) update(f func()) {
 	u.mu.Lock()
 	f()
-	u.dirty = true
 	u.mu.Unlock()
 	if u.naive {
 		u.sendM.Lock()
@@ -139,7 +152,7 @@ func (u *UI) update(f func()) {
 func (u *UI) take() *Batch {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if !u.dirty && !u.tr.Dirty() && !u.planDirty && !u.subDirty && u.draft == nil && !u.quit {
+	if !u.dirty && !u.tr.Dirty() && !u.planDirty && !u.planState && !u.subDirty && u.draft == nil && !u.quit {
 		return nil
 	}
 	b := &Batch{}
@@ -147,14 +160,18 @@ func (u *UI) take() *Batch {
 		ops := u.tr.Flush()
 		b.Transcript = &ops
 	}
-	u.status.Flushes++
-	st := u.status
-	st.Plan = u.plan
-	if u.sub != nil {
-		st.Subagent = &SubagentStatusView{AgentID: u.sub.AgentID, Phase: u.sub.Phase, Detail: u.sub.Detail,
-			ElapsedMS: u.sub.Elapsed.Milliseconds()}
+	u.flushes++
+	u.status.Flushes = u.flushes
+	b.Flushes = u.flushes
+	if u.dirty {
+		st := u.status
+		st.Plan = nil // sent as PlanState, only when it changed
+		b.Status = &st
 	}
-	b.Status = &st
+	if u.planState {
+		b.PlanState = &PlanState{Plan: u.plan}
+		u.planState = false
+	}
 	if u.planDirty && planRenderer != nil {
 		b.Plan = planRenderer(u.plan, u.dims, u.planOptions, u.planVisible(), u.planFocus)
 		u.planFocus = false
@@ -207,13 +224,17 @@ func (u *UI) run(ctx context.Context) {
 
 // Info implements agent.UI.
 func (u *UI) Info(i agent.SessionInfo) {
-	u.update(func() { u.status.Model, u.status.Reasoning, u.status.Root = i.Model, i.Reasoning, i.Root })
+	u.update(func() {
+		u.status.Model, u.status.Reasoning, u.status.Root = i.Model, i.Reasoning, i.Root
+		u.dirty = true
+	})
 }
 
 // SetState implements agent.UI.
 func (u *UI) SetState(s agent.TurnState) {
 	u.update(func() {
 		u.status.State = string(s)
+		u.dirty = true
 		if s == agent.StateIdle {
 			u.tr.EndTurn()
 		}
@@ -249,6 +270,7 @@ func (u *UI) Notice(msg string) { u.update(func() { u.tr.Notice(msg) }) }
 func (u *UI) Usage(total, subagent agent.Usage) {
 	u.update(func() {
 		u.status.Usage, u.status.SubagentUsage = usageStatus(total), usageStatus(subagent)
+		u.dirty = true
 	})
 }
 
@@ -256,7 +278,8 @@ func (u *UI) Usage(total, subagent agent.Usage) {
 func (u *UI) Plan(p *plan.Plan) {
 	u.update(func() {
 		u.plan = p
-		u.planDirty = true
+		u.status.Plan = p
+		u.planDirty, u.planState = true, true
 	})
 }
 
@@ -291,6 +314,12 @@ func (u *UI) Subagent(s *agent.SubagentStatus) {
 			s = &c
 		}
 		u.sub, u.subDirty = s, true
+		u.status.Subagent = nil
+		if s != nil {
+			u.status.Subagent = &SubagentStatusView{AgentID: s.AgentID, Phase: s.Phase, Detail: s.Detail,
+				ElapsedMS: s.Elapsed.Milliseconds()}
+		}
+		u.dirty = true
 	})
 }
 

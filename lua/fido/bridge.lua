@@ -113,12 +113,19 @@ function M.apply(batch)
   if batch.transcript and batch.transcript ~= vim.NIL then
     apply_transcript(batch.transcript)
   end
+  if batch.plan_state and batch.plan_state ~= vim.NIL then
+    state.plan = nilify(batch.plan_state.plan)
+    state.status.plan = state.plan
+  end
   if batch.status and batch.status ~= vim.NIL then
     local st = batch.status
-    st.plan = nilify(st.plan)
+    st.plan = state.plan
     st.subagent = nilify(st.subagent)
     state.status = st
     require("fido").status_changed(st)
+  end
+  if type(batch.flushes) == "number" then
+    state.status.flushes = batch.flushes
   end
   if batch.plan ~= nil and batch.plan ~= vim.NIL then
     call_module("fido.planwin", batch.plan)
