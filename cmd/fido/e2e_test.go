@@ -462,26 +462,29 @@ func TestE2EAskAnExpert(t *testing.T) {
 	assert.JSONEq(t, `{"answer":"It uses 8443,\nbehind the VPN."}`, msgs[len(msgs)-1].Get("content").String())
 }
 
-// The transcript is highlighted as Markdown (filetype fido).
+// The transcript highlights inline code, bold and fenced code (filetype fido).
 func TestE2ETranscriptSyntax(t *testing.T) {
 	f := startFido(t, "")
-	f.srv.Enqueue(llmtest.Text("Use `go test`:\n\n```go\nfunc main() {}\n```"))
+	f.srv.Enqueue(llmtest.Text("Use `go test` **now**:\n\n```go\nfunc main() {}\n```"))
 	require.NoError(t, f.Command("Fido how?"))
 	f.waitIdleAfter(t, 1)
-	var syn string
+	var syn []string
 	f.Lua(t, &syn, `
 		local w = require("fido.layout").transcript_win()
 		local b = vim.api.nvim_win_get_buf(w)
-		for i, l in ipairs(vim.api.nvim_buf_get_lines(b, 0, -1, false)) do
-			if l == "## Fido" then
-				return vim.api.nvim_win_call(w, function()
-					return vim.fn.synIDattr(vim.fn.synID(i, 1, 1), "name") .. " " .. vim.bo.syntax
-				end)
+		local function at(pat, off)
+			for i, l in ipairs(vim.api.nvim_buf_get_lines(b, 0, -1, false)) do
+				local c = l:find(pat, 1, true)
+				if c then
+					return vim.api.nvim_win_call(w, function()
+						return vim.fn.synIDattr(vim.fn.synID(i, c + off, 1), "name")
+					end)
+				end
 			end
+			return "not found: " .. pat
 		end
-		return "no header"`)
-	assert.Contains(t, syn, "markdownH")
-	assert.Contains(t, syn, "fido")
+		return { vim.bo[b].syntax, at("go test", 0), at("**now**", 2), at("func main", 0) }`)
+	assert.Equal(t, []string{"fido", "fidoInlineCode", "fidoBold", "fidoCodeBlock"}, syn)
 }
 
 // <C-o> in the input picks a workspace file (ignore rules applied in a git
