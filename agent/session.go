@@ -165,11 +165,12 @@ func (s *Session) Submit(text string) {
 	if clearBar {
 		s.ui.Subagent(nil)
 	}
-	go s.runTurn(ctx, text, msgs, reasoning, done)
+	go s.runTurn(ctx, cancel, text, msgs, reasoning, done)
 }
 
-func (s *Session) runTurn(ctx context.Context, text string, msgs []Message, reasoning string, done chan struct{}) {
+func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, msgs []Message, reasoning string, done chan struct{}) {
 	defer close(done)
+	defer cancel() // releases whatever still waits on the turn's context
 	s.event(EvTurnStart)
 	s.ui.UserText(text)
 	obs := &sessionObserver{s: s, ctx: ctx}
