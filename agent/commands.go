@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"strings"
 )
@@ -17,7 +18,7 @@ var Commands = []Command{
 	{Name: "/plan", Args: "[clear]", Help: "show the plan window; /plan clear clears the plan"},
 	{Name: "/suspend", Args: "[description]", Help: "save this conversation as a snapshot"},
 	{Name: "/recall", Help: "restore a saved snapshot (the workspace plan is kept)"},
-	{Name: "/undo", Help: "show the newest entries of the mutation log"},
+	{Name: "/undo", Args: "[revert]", Help: "show the mutation log; /undo revert undoes Fido's newest change"},
 	{Name: "/reasoning", Args: "[minimal|low|medium|high|default]", Help: "show or set the reasoning effort"},
 	{Name: "/help", Help: "list the commands"},
 	{Name: "/quit", Help: "cancel any turn and close Fido's windows"},
@@ -49,7 +50,14 @@ func (s *Session) command(text string) {
 	case "/recall":
 		s.recall()
 	case "/undo":
-		s.showUndo()
+		switch arg {
+		case "":
+			s.showUndo()
+		case "revert":
+			s.revertLast()
+		default:
+			s.ui.Error(fmt.Sprintf("/undo: unknown argument %q (use /undo or /undo revert)", arg))
+		}
 	case "/help":
 		var b strings.Builder
 		b.WriteString("commands:")
@@ -108,6 +116,36 @@ func (s *Session) showUndo() {
 		return
 	}
 	s.ui.Notice("newest mutations (view only):\n  " + strings.Join(lines, "\n  "))
+}
+
+// revertLast undoes the newest mutation and tells the model, so its picture
+// of the workspace is not stale.
+func (s *Session) revertLast() {
+	if s.cfg.UndoRevert == nil {
+		s.ui.Notice("reverting is not available")
+		return
+	}
+	if s.Busy() {
+		s.ui.Error("/undo revert: a turn is running; cancel it first")
+		return
+	}
+	desc, err := s.cfg.UndoRevert(context.Background())
+	if err != nil {
+		s.ui.Error("/undo revert: " + err.Error())
+		if desc == "" {
+			return
+		}
+	}
+	s.ui.Notice("reverted: " + desc)
+	note := Message{Role: RoleUser, Content: "[Fido] The user reverted your most recent file change with /undo revert: " + desc +
+		". Earlier tool results about that file are out of date; read it again before relying on them."}
+	s.mu.Lock()
+	if s.running {
+		s.pending = append(s.pending, note)
+	} else {
+		s.messages = append(s.messages, note)
+	}
+	s.mu.Unlock()
 }
 
 // Reasoning returns the current effort ("" = model default).

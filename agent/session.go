@@ -39,6 +39,8 @@ type SessionConfig struct {
 	SuspendDir string
 	// Undo lists the newest n mutation-log entries for /undo; nil disables it.
 	Undo func(n int) []string
+	// UndoRevert reverts the newest mutation (/undo revert) and describes it.
+	UndoRevert func(ctx context.Context) (string, error)
 	// MissingKey, when set, is the one-line error shown instead of starting a
 	// turn (e.g. how to set OPENROUTER_API_KEY).
 	MissingKey string

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -262,4 +263,23 @@ func TestRecallSkipsCorruptSnapshotsAndSaysSo(t *testing.T) {
 	_, err := os.Stat(filepath.Join(dir, "20250101T000000Z-broken.json"))
 	assert.NoError(t, err, "a corrupt snapshot is never deleted")
 	assert.Len(t, s.Messages(), 1)
+}
+
+func TestUndoRevertTellsTheModel(t *testing.T) {
+	p := (&scriptProvider{}).add(answer("ok"))
+	reverted := 0
+	s, ui := newTestSession(t, p, SessionConfig{UndoRevert: func(context.Context) (string, error) {
+		reverted++
+		return "restored a.go as it was before the edit", nil
+	}})
+	s.command("/undo revert")
+	assert.Equal(t, 1, reverted)
+	assert.True(t, ui.has("notice reverted: restored a.go"))
+	s.Submit("go on")
+	waitIdle(t, s)
+	msgs := p.reqs()[0].Messages
+	require.Len(t, msgs, 3)
+	assert.Contains(t, msgs[1].Content, "reverted your most recent file change")
+	s.command("/undo bogus")
+	assert.True(t, ui.has(`error /undo: unknown argument "bogus"`))
 }

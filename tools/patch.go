@@ -230,6 +230,7 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 		if err := WriteFileAtomic(abs, content, perm); err != nil {
 			return "", entry, errors.New(errorText(t.ws, abs, err))
 		}
+		entry.After = contentHash(content)
 		verb := "created"
 		if exists {
 			verb = "overwrote"
@@ -252,6 +253,7 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 	}
 	entry.Op = "edit"
 	priorContent(&entry, data)
+	entry.PriorMode = fi.Mode().Perm()
 	search, replace := []byte(*op.Search), []byte(*op.Replace)
 	crlf := bytes.Contains(data, []byte("\r\n"))
 	if crlf && !bytes.Contains(search, []byte{'\r'}) {
@@ -274,6 +276,7 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 	if err := WriteFileAtomic(abs, out, perm); err != nil {
 		return "", entry, errors.New(errorText(t.ws, abs, err))
 	}
+	entry.After = contentHash(out)
 	return fmt.Sprintf("replaced at line %d", bytes.Count(data[:i], nl)+1), entry, nil
 }
 

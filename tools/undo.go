@@ -40,6 +40,11 @@ type UndoEntry struct {
 	PriorSize int64 `json:"prior_size,omitempty"`
 	// PriorOmitted says why Prior is missing although the file existed.
 	PriorOmitted string `json:"prior_omitted,omitempty"`
+	// PriorMode is the file's permission bits before the change.
+	PriorMode fs.FileMode `json:"prior_mode,omitempty"`
+	// After is the SHA-256 (hex) of what the change wrote (patch), so a
+	// revert can tell whether the file was changed again since.
+	After string `json:"after_sha256,omitempty"`
 }
 
 // UndoLog is the newest-first mutation log kept in undo.json in the
@@ -113,6 +118,24 @@ func (u *UndoLog) Record(e UndoEntry) error {
 		return err
 	}
 	return WriteFileAtomic(u.path, data, 0o600)
+}
+
+// Remove deletes the entry want (matched by time, tool, op and path, since the
+// log may have grown meanwhile) and saves the log.
+func (u *UndoLog) Remove(want UndoEntry) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i, e := range u.entries {
+		if e.Time.Equal(want.Time) && e.Path == want.Path && e.Op == want.Op && e.Tool == want.Tool {
+			u.entries = append(u.entries[:i:i], u.entries[i+1:]...)
+			data, err := json.MarshalIndent(u.entries, "", " ")
+			if err != nil {
+				return err
+			}
+			return WriteFileAtomic(u.path, data, 0o600)
+		}
+	}
+	return fmt.Errorf("the entry is no longer in the undo log")
 }
 
 // priorContent fills e's Prior fields from a file's previous bytes.

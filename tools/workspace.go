@@ -115,6 +115,7 @@ func recordPrior(e *UndoEntry, abs string) {
 	if err != nil {
 		return
 	}
+	e.PriorMode = fi.Mode().Perm()
 	if fi.Size() > MaxUndoContent {
 		e.Existed, e.PriorSize = true, fi.Size()
 		e.PriorOmitted = fmt.Sprintf("too large: %d bytes (the undo log keeps at most %d bytes per file)", fi.Size(), MaxUndoContent)

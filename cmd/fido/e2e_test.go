@@ -651,3 +651,35 @@ vim.ui.select = function(items, opts, cb) _G.prompted = _G.prompted + 1; cb(item
 	}
 	assert.True(t, f.Bool(t, `require("fido").status().plan == nil`), "the plan is untouched")
 }
+
+// /undo lists Fido's changes; /undo revert restores the file, reloads its
+// buffer and tells the model.
+func TestE2EUndoRevert(t *testing.T) {
+	f := startFido(t, "")
+	path := filepath.Join(f.Dir, "cfg.txt")
+	require.NoError(t, os.WriteFile(path, []byte("port = 80\n"), 0o644))
+	require.NoError(t, f.Command("edit "+path))
+	f.srv.Enqueue(
+		llmtest.Reply().ToolCall("call_p", "patch", `{"operations":[{"path":"cfg.txt","search":"80","replace":"8080"}]}`, 1).Finish("tool_calls"),
+		llmtest.Text("Changed the port."),
+	)
+	require.NoError(t, f.Command("Fido use port 8080"))
+	f.waitIdleAfter(t, 2)
+	buf := fmt.Sprintf("vim.fn.bufnr(%q)", path)
+	f.WaitFor(t, `vim.fn.getbufline(`+buf+`, 1)[1] == "port = 8080"`, 5*time.Second, `vim.fn.getbufline(`+buf+`, 1, "$")`)
+
+	require.NoError(t, f.Command("Fido /undo"))
+	f.WaitFor(t, `table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("patch edit cfg.txt", 1, true) ~= nil`,
+		5*time.Second, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
+	require.NoError(t, f.Command("Fido /undo revert"))
+	f.WaitFor(t, `vim.fn.getbufline(`+buf+`, 1)[1] == "port = 80"`, 5*time.Second, `vim.fn.getbufline(`+buf+`, 1, "$")`,
+		`vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), -4, -1, false)`)
+	disk, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "port = 80\n", string(disk))
+
+	f.srv.Enqueue(llmtest.Text("Understood."))
+	require.NoError(t, f.Command("Fido ok"))
+	f.waitIdleAfter(t, 3)
+	assert.Contains(t, string(f.srv.Requests()[2].Body), "reverted your most recent file change")
+}

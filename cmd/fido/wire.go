@@ -98,6 +98,7 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		Plans:      store,
 		SuspendDir: filepath.Join(stateDir, "suspends"),
 		Undo:       func(n int) []string { return undoLines(undo, n) },
+		UndoRevert: ws.RevertLast,
 		MissingKey: missing,
 		Quit:       quit,
 	})

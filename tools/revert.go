@@ -1,0 +1,151 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// contentHash is the hex SHA-256 recorded as UndoEntry.After.
+func contentHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// RevertLast undoes the newest entry of the undo log when that is safe, and
+// removes it from the log. It refuses, changing nothing, when the file was
+// changed again since (its content no longer matches what Fido wrote), when
+// its buffer has unsaved changes, or when the prior content was not kept.
+// It returns a one-line description of what it restored.
+func (ws *Workspace) RevertLast(ctx context.Context) (string, error) {
+	if ws.Undo == nil {
+		return "", errors.New("there is no undo log")
+	}
+	entries := ws.Undo.Entries()
+	if len(entries) == 0 {
+		return "", errors.New("the undo log is empty")
+	}
+	e := entries[0]
+	abs, err := ws.Sandbox.Resolve(e.Path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", e.Path, err)
+	}
+	desc, err := ws.revert(ctx, e, abs)
+	if err != nil {
+		return "", fmt.Errorf("cannot revert %s %s %s: %v; nothing was changed", e.Tool, e.Op, e.Path, err)
+	}
+	ws.reload(ctx, []string{abs})
+	if err := ws.Undo.Remove(e); err != nil {
+		return desc, fmt.Errorf("%s, but the undo log could not be updated: %v", desc, err)
+	}
+	return desc, nil
+}
+
+func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (string, error) {
+	switch e.Op {
+	case "create":
+		if err := ws.unchangedSince(ctx, e, abs); err != nil {
+			return "", err
+		}
+		if err := os.Remove(abs); err != nil {
+			return "", errors.New(errorText(ws, abs, err))
+		}
+		return fmt.Sprintf("removed %s, which patch had created", e.Path), nil
+	case "overwrite", "edit":
+		prior, err := priorBytes(e)
+		if err != nil {
+			return "", err
+		}
+		if err := ws.unchangedSince(ctx, e, abs); err != nil {
+			return "", err
+		}
+		if err := WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
+			return "", errors.New(errorText(ws, abs, err))
+		}
+		return fmt.Sprintf("restored %s as it was before the %s", e.Path, e.Op), nil
+	case "rm":
+		prior, err := priorBytes(e)
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Lstat(abs); err == nil {
+			return "", errors.New("a file exists at that path again")
+		}
+		if err := ws.modifiedError(ctx, abs); err != nil {
+			return "", err
+		}
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return "", errors.New(errorText(ws, filepath.Dir(abs), err))
+		}
+		if err := WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
+			return "", errors.New(errorText(ws, abs, err))
+		}
+		return fmt.Sprintf("restored %s, which rm had deleted", e.Path), nil
+	case "mkdir":
+		if err := onlyEmptyDirs(abs); err != nil {
+			return "", err
+		}
+		if err := os.RemoveAll(abs); err != nil {
+			return "", errors.New(errorText(ws, abs, err))
+		}
+		return fmt.Sprintf("removed the empty directory %s/", e.Path), nil
+	case "rmdir":
+		return "", errors.New("the files rmdir deleted were not kept")
+	}
+	return "", fmt.Errorf("unknown operation %q", e.Op)
+}
+
+// unchangedSince checks that the file still holds what Fido wrote and has no
+// unsaved buffer.
+func (ws *Workspace) unchangedSince(ctx context.Context, e UndoEntry, abs string) error {
+	if e.After == "" {
+		return errors.New("this entry predates revert support (no record of what was written)")
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return errors.New(errorText(ws, abs, err))
+	}
+	if contentHash(data) != e.After {
+		return errors.New("the file was changed after Fido wrote it")
+	}
+	return ws.modifiedError(ctx, abs)
+}
+
+func priorBytes(e UndoEntry) ([]byte, error) {
+	if e.Prior == nil {
+		if e.PriorOmitted != "" {
+			return nil, fmt.Errorf("the prior content was not kept (%s)", e.PriorOmitted)
+		}
+		return nil, errors.New("the prior content was not kept")
+	}
+	if e.Encoding == "base64" {
+		return base64.StdEncoding.DecodeString(*e.Prior)
+	}
+	return []byte(*e.Prior), nil
+}
+
+func modeOr(m fs.FileMode) fs.FileMode {
+	if m == 0 {
+		return 0o644
+	}
+	return m
+}
+
+// onlyEmptyDirs reports an error unless dir is a tree of directories only.
+func onlyEmptyDirs(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return fmt.Errorf("the directory is not empty any more (%s)", filepath.Base(p))
+		}
+		return nil
+	})
+}
