@@ -46,8 +46,11 @@ func TestHelpFileCoversCommandsAndRunsClean(t *testing.T) {
 	for _, c := range cmds {
 		assert.Contains(t, string(tags), ":"+c+"\t", "user command :%s has no *:%s* tag in doc/fido.txt", c, c)
 	}
+	var completed []string
+	n.Lua(t, &completed, `return require("fido.commands").slash`)
 	for _, c := range agent.Commands {
 		assert.Contains(t, string(help), "  "+c.Name, "slash command %s is not documented", c.Name)
+		assert.Contains(t, completed, c.Name, "slash command %s is not completed by :Fido", c.Name)
 	}
 	for _, g := range []string{"FidoSubagent", "FidoPlanPending", "FidoPlanInProgress", "FidoPlanBlocked", "FidoPlanDone", "FidoReasoning", "FidoTool", "FidoError", "FidoUser"} {
 		assert.True(t, strings.Contains(string(tags), "hl-"+g+"\t"), "highlight group %s is not documented", g)

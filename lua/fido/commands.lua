@@ -1,10 +1,12 @@
 -- User commands and their completion.
 local M = {}
 
-M.slash = { "/plan", "/plan clear", "/suspend", "/recall", "/undo", "/reasoning", "/quit" }
+-- Slash commands (the host's agent.Commands; a test keeps them in step).
+M.slash = { "/plan", "/plan clear", "/suspend", "/recall", "/undo", "/undo revert", "/reasoning", "/help", "/quit" }
 local sub = {
   ["/plan"] = { "clear" },
-  ["/reasoning"] = { "minimal", "low", "medium", "high" },
+  ["/undo"] = { "revert" },
+  ["/reasoning"] = { "minimal", "low", "medium", "high", "default" },
 }
 
 local function starts(s, prefix)
