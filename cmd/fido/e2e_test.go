@@ -683,3 +683,26 @@ func TestE2EUndoRevert(t *testing.T) {
 	f.waitIdleAfter(t, 3)
 	assert.Contains(t, string(f.srv.Requests()[2].Body), "reverted your most recent file change")
 }
+
+// <C-x><C-o> in the input completes slash commands and @paths.
+func TestE2EInputOmniCompletion(t *testing.T) {
+	f := startFido(t, "")
+	require.NoError(t, os.MkdirAll(filepath.Join(f.Dir, "pkg"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "pkg", "lexer.go"), []byte("package pkg\n"), 0o644))
+	require.NoError(t, f.Command("Fido"))
+	var got []string
+	f.Lua(t, &got, `
+		vim.api.nvim_set_current_win(require("fido.layout").input_win())
+		local function typed(keys)
+			vim.api.nvim_buf_set_lines(0, 0, -1, false, { "" })
+			vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "x", false)
+			return vim.api.nvim_get_current_line()
+		end
+		return {
+			typed("i/und<C-x><C-o><Esc>"),
+			typed("i/und<C-x><C-o><C-n><Esc>"),
+			typed("iread @pkg/le<C-x><C-o><Esc>"),
+			typed("ihello wor<C-x><C-o><Esc>"),
+		}`)
+	assert.Equal(t, []string{"/undo", "/undo revert", "read @pkg/lexer.go", "hello wor"}, got)
+}
