@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Command is a local slash command: it runs without a model turn.
@@ -129,7 +130,10 @@ func (s *Session) revertLast() {
 		s.ui.Error("/undo revert: a turn is running; cancel it first")
 		return
 	}
-	desc, err := s.cfg.UndoRevert(context.Background())
+	// Bounded: the editor is asked about unsaved buffers and may be busy.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	desc, err := s.cfg.UndoRevert(ctx)
 	if err != nil {
 		s.ui.Error("/undo revert: " + err.Error())
 		if desc == "" {

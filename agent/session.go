@@ -134,7 +134,14 @@ func (s *Session) Submit(text string) {
 		return
 	}
 	if strings.HasPrefix(text, "/") {
-		go s.command(text)
+		// Commands that wait for the user run on their own goroutine; the
+		// others run in order with the messages around them, so a message
+		// sent right after /undo revert or /plan clear sees their effect.
+		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" {
+			go s.command(text)
+		} else {
+			s.command(text)
+		}
 		return
 	}
 	s.mu.Lock()
