@@ -15,9 +15,13 @@ build: bin/fido
 bin/fido: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/fido ./cmd/fido
 
+# RUN_DIR: the workspace to open (default: this directory), e.g.
+#   make -C ~/src/fido run RUN_DIR=$PWD
+RUN_DIR ?= $(CURDIR)
+
 run: build
 	@bash scripts/ensure-nvim
-	$(NVIM_BIN) --cmd "set rtp^=$(CURDIR)" \
+	cd "$(RUN_DIR)" && $(NVIM_BIN) --cmd "set rtp^=$(CURDIR)" \
 	  -c "lua require('fido').setup({ binary = '$(CURDIR)/bin/fido' })" -c "Fido"
 
 vet:
