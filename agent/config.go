@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/adrg/xdg"
@@ -27,6 +28,8 @@ type Config struct {
 	TavilyURL string
 	// StateRoot holds per-workspace state (FIDO_STATE_DIR, else <XDG state home>/fido).
 	StateRoot string
+	// ContextTokens is the context budget (FIDO_CONTEXT_TOKENS; 0 = default).
+	ContextTokens int
 }
 
 // ConfigFromEnv resolves the configuration from environment variables.
@@ -42,6 +45,9 @@ func ConfigFromEnv(getenv func(string) string) Config {
 	}
 	if c.Model == "" {
 		c.Model = DefaultModel
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(getenv("FIDO_CONTEXT_TOKENS"))); err == nil && n > 0 {
+		c.ContextTokens = n
 	}
 	if c.BaseURL == "" {
 		c.BaseURL = DefaultBaseURL

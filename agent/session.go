@@ -48,6 +48,10 @@ type SessionConfig struct {
 	Quit func()
 	// MaxIterations bounds model calls per turn (default 20).
 	MaxIterations int
+	// ContextBudget is the estimated token size above which older parts of
+	// the conversation are shrunk before a turn (0: DefaultContextBudget,
+	// negative: never).
+	ContextBudget int
 }
 
 // Session owns one conversation: its messages, the running turn, usage
@@ -90,6 +94,16 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	s.ui.SetState(StateIdle)
 	s.ui.Usage(Usage{}, Usage{})
 	return s, nil
+}
+
+func (s *Session) budget() int {
+	switch {
+	case s.cfg.ContextBudget < 0:
+		return 0
+	case s.cfg.ContextBudget == 0:
+		return DefaultContextBudget
+	}
+	return s.cfg.ContextBudget
 }
 
 func (s *Session) info() SessionInfo {
@@ -160,6 +174,10 @@ func (s *Session) Submit(text string) {
 		s.ui.Error(s.cfg.MissingKey)
 		s.ui.RestoreDraft(text)
 		return
+	}
+	if fitted, rep, changed := FitBudget(s.messages, s.budget()); changed {
+		s.messages = fitted
+		defer s.ui.Notice(rep.String())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.running, s.cancel, s.draft = true, cancel, text

@@ -129,6 +129,11 @@ func doctor(args []string, out io.Writer) int {
 	fmt.Fprintf(out, "model:              %s\n", cfg.Model)
 	fmt.Fprintf(out, "base URL:           %s\n", cfg.BaseURL)
 	fmt.Fprintf(out, "reasoning:          %s\n", reasoning)
+	budget := cfg.ContextTokens
+	if budget == 0 {
+		budget = agent.DefaultContextBudget
+	}
+	fmt.Fprintf(out, "context budget:     ~%d tokens\n", budget)
 	fmt.Fprintf(out, "OPENROUTER_API_KEY: %s\n", set(cfg.APIKey))
 	fmt.Fprintf(out, "TAVILY_API_KEY:     %s\n", set(cfg.TavilyKey))
 	fmt.Fprintf(out, "workspace:          %s\n", root)

@@ -95,12 +95,13 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		SystemPrompt: func() string {
 			return agent.BuildSystemPrompt(agent.PromptInput{Root: ws.Root, Listing: listing, ToolNames: names})
 		},
-		Plans:      store,
-		SuspendDir: filepath.Join(stateDir, "suspends"),
-		Undo:       func(n int) []string { return undoLines(undo, n) },
-		UndoRevert: ws.RevertLast,
-		MissingKey: missing,
-		Quit:       quit,
+		Plans:         store,
+		SuspendDir:    filepath.Join(stateDir, "suspends"),
+		Undo:          func(n int) []string { return undoLines(undo, n) },
+		UndoRevert:    ws.RevertLast,
+		ContextBudget: cfg.ContextTokens,
+		MissingKey:    missing,
+		Quit:          quit,
 	})
 	if err != nil {
 		return nil, err
