@@ -185,3 +185,39 @@ func TestToolLinesStayOnOneLine(t *testing.T) {
 	assert.Equal(t, []string{"## Fido", "● run go test ./... … ✗ exit 1: FAIL"}, tr.Lines())
 	assert.False(t, strings.Contains(strings.Join(tr.Lines(), ""), "\n"))
 }
+
+// A long streamed line is built by appending, and stays correct when other
+// entries interleave and when flushed in the middle.
+func TestTranscriptLongStreamedLine(t *testing.T) {
+	tr := NewTranscript(0)
+	tr.User("q")
+	var want strings.Builder
+	for i := 0; i < 5000; i++ {
+		tr.Content("word ")
+		want.WriteString("word ")
+		if i == 2500 {
+			ops := tr.Flush()
+			require.NotEmpty(t, ops.Lines)
+			assert.Equal(t, want.String(), ops.Lines[len(ops.Lines)-1], "a flush mid-line sends the line so far")
+		}
+	}
+	ops := tr.Flush()
+	got := ops.Lines[len(ops.Lines)-1]
+	assert.Equal(t, want.String(), got)
+	tr.ToolCall("1", "read_file", "a.go")
+	tr.Content("after")
+	tr.Content(" tool")
+	ops = tr.Flush()
+	assert.Equal(t, "after tool", ops.Lines[len(ops.Lines)-1])
+	assert.Equal(t, want.String(), got, "an earlier line's text never changes under it")
+}
+
+func BenchmarkTranscriptLongLine(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		tr := NewTranscript(0)
+		for j := 0; j < 20000; j++ {
+			tr.Content("word ")
+		}
+		tr.Flush()
+	}
+}

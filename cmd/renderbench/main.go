@@ -32,6 +32,7 @@ func main() {
 	deltas := flag.Int("deltas", 20000, "deltas in the burst")
 	rate := flag.Int("rate", 190, "deltas per second in the paced run")
 	paced := flag.Duration("paced", 10*time.Second, "length of the paced run")
+	flag.IntVar(&lineEvery, "line", 16, "a newline every this many deltas (0: one long line)")
 	flag.Parse()
 	if err := run(*deltas, *rate, *paced); err != nil {
 		fmt.Fprintln(os.Stderr, "renderbench:", err)
@@ -143,13 +144,15 @@ func ratio(a, b float64) float64 {
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
 
 // script streams n deltas ("word " pieces, a newline every 16th), paced.
+var lineEvery = 16
+
 func script(n int, period time.Duration) *llmtest.ReplyBuilder {
 	r := llmtest.Reply()
 	if period > 0 {
 		r.Pace(period)
 	}
 	for i := 0; i < n; i++ {
-		if i%16 == 15 {
+		if lineEvery > 0 && i%lineEvery == lineEvery-1 {
 			r.Content("word\n")
 		} else {
 			r.Content("word ")
@@ -269,8 +272,12 @@ end`, nil); err != nil {
 return vim.api.nvim_buf_get_lines(b, -3, -1, false)`, &last); err != nil {
 				return res, err
 			}
-			// The answer's last line is complete: n%16 pieces after the last newline.
-			want := strings.TrimSpace(strings.Repeat("word ", n%16))
+			// The answer's last line is complete: the pieces after the last newline.
+			tail := n
+			if lineEvery > 0 {
+				tail = n % lineEvery
+			}
+			want := strings.TrimSpace(strings.Repeat("word ", tail))
 			res.transcriptOK = idle > 0 || len(last) > 0 && strings.TrimSpace(last[len(last)-1]) == want
 			sort.Slice(res.lat, func(i, j int) bool { return res.lat[i] < res.lat[j] })
 			return res, nil
