@@ -14,8 +14,6 @@ type Editor struct {
 	v *nvim.Nvim
 }
 
-// NewEditor returns an Editor for a connection (tests; Run passes its own).
-func NewEditor(v *nvim.Nvim) *Editor { return &Editor{v: v} }
 
 // Modified reports whether a loaded buffer for path has unsaved changes.
 func (e *Editor) Modified(ctx context.Context, path string) (bool, error) {

@@ -59,10 +59,6 @@ func NewServer(t testing.TB) *Server {
 // URL is the base URL to configure, e.g. http://127.0.0.1:41234/api/v1.
 func (s *Server) URL() string { return s.hs.URL + "/api/v1" }
 
-// RootURL is the server root (without /api/v1); chat completions are served
-// under any path that ends in /chat/completions.
-func (s *Server) RootURL() string { return s.hs.URL }
-
 // Enqueue appends responders, one per future request.
 func (s *Server) Enqueue(rs ...Responder) {
 	s.mu.Lock()
