@@ -296,7 +296,7 @@ func (s *Session) Plan(arg string) {
 	case "clear":
 		s.ClearPlan()
 	default:
-		s.ui.Notify(fmt.Sprintf("FidoPlan: unknown argument %q (use :FidoPlan or :FidoPlan clear)", arg), LevelWarn)
+		s.ui.Notify(fmt.Sprintf("FidoPlan: unknown argument %q (use :FidoPlan, :FidoPlan clear, hide or toggle)", arg), LevelWarn)
 	}
 }
 

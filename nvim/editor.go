@@ -14,7 +14,6 @@ type Editor struct {
 	v *nvim.Nvim
 }
 
-
 // Modified reports whether a loaded buffer for path has unsaved changes.
 func (e *Editor) Modified(ctx context.Context, path string) (bool, error) {
 	abs, err := filepath.Abs(path)

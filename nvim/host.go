@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -259,7 +260,18 @@ func (h *host) register() error {
 		},
 		"fido_plan": func(arg string) {
 			defer h.recover("fido_plan")
-			h.withBackend("plan", func(b Backend) { b.Plan(arg) })
+			switch strings.TrimSpace(arg) {
+			case "hide": // window state only: the plan itself is untouched
+				h.ui.planClosed()
+			case "toggle":
+				if h.ui.planIsVisible() {
+					h.ui.planClosed()
+				} else {
+					h.ui.ShowPlan(false)
+				}
+			default:
+				h.withBackend("plan", func(b Backend) { b.Plan(arg) })
+			}
 		},
 		"fido_plan_hidden": func() {
 			defer h.recover("fido_plan_hidden")

@@ -188,6 +188,13 @@ func (u *UI) take() *Batch {
 	return b
 }
 
+// planIsVisible reports whether the plan window is (to be) shown.
+func (u *UI) planIsVisible() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.planVisible()
+}
+
 func (u *UI) planVisible() bool {
 	if u.planShown {
 		return true
@@ -293,7 +300,7 @@ func (u *UI) ShowPlan(focus bool) {
 
 // planClosed records that the user closed the plan window.
 func (u *UI) planClosed() {
-	u.update(func() { u.planHidden, u.planShown, u.planFocus = true, false, false })
+	u.update(func() { u.planHidden, u.planShown, u.planFocus, u.planDirty = true, false, false, true })
 }
 
 // resized records the editor size (the plan float is laid out from it).

@@ -706,3 +706,21 @@ func TestE2EInputOmniCompletion(t *testing.T) {
 		}`)
 	assert.Equal(t, []string{"/undo", "/undo revert", "read @pkg/lexer.go", "hello wor"}, got)
 }
+
+// :FidoPlan hide and toggle change only the window; the plan stays.
+func TestE2EPlanHideAndToggle(t *testing.T) {
+	f := startFido(t, "")
+	f.makePlan(t)
+	f.WaitFor(t, `require("fido.planwin").win() ~= nil`, 5*time.Second)
+	require.NoError(t, f.Command("FidoPlan hide"))
+	f.WaitFor(t, `require("fido.planwin").win() == nil`, 5*time.Second)
+	assert.True(t, f.Bool(t, `require("fido").status().plan ~= nil`), "hiding keeps the plan")
+	require.NoError(t, f.Command("FidoPlan toggle"))
+	f.WaitFor(t, `require("fido.planwin").win() ~= nil`, 5*time.Second)
+	assert.False(t, f.Bool(t, `vim.api.nvim_get_current_win() == require("fido.planwin").win()`), "toggle does not steal focus")
+	require.NoError(t, f.Command("FidoPlan toggle"))
+	f.WaitFor(t, `require("fido.planwin").win() == nil`, 5*time.Second)
+	var comp []string
+	f.Lua(t, &comp, `return vim.fn.getcompletion("FidoPlan ", "cmdline")`)
+	assert.Equal(t, []string{"clear", "hide", "toggle"}, comp)
+}

@@ -83,9 +83,15 @@ function M.define()
   end, {
     nargs = "?",
     complete = function(arglead)
-      return starts("clear", arglead) and { "clear" } or {}
+      local out = {}
+      for _, a in ipairs({ "clear", "hide", "toggle" }) do
+        if starts(a, arglead) then
+          table.insert(out, a)
+        end
+      end
+      return out
     end,
-    desc = "Fido: show and focus the plan window; :FidoPlan clear clears the plan",
+    desc = "Fido: show and focus the plan window; :FidoPlan clear|hide|toggle",
   })
   create("FidoCancel", function()
     require("fido").cancel()
