@@ -73,6 +73,11 @@ function M.check()
   end
   r.info("model: " .. (config.values.model or vim.env.FIDO_MODEL or "(the binary's default)"))
   r.info("base URL: " .. (config.values.base_url or vim.env.FIDO_BASE_URL or "https://openrouter.ai/api/v1"))
+  if vim.env.TAVILY_API_KEY and vim.env.TAVILY_API_KEY ~= "" then
+    r.ok("TAVILY_API_KEY is set (websearch, browse_url)")
+  else
+    r.info("TAVILY_API_KEY is not set: websearch and browse_url will say so when called")
+  end
 
   r.start("Prompts")
   local default_select = vim.fn.has("nvim-0.7") == 1 and debug.getinfo(vim.ui.select, "S").source:match("vim/ui%.lua$")
@@ -83,10 +88,16 @@ function M.check()
   end
 
   r.start("Tools")
+  -- Fido's own search is built in; rg is only for commands run with bash_exec.
   if vim.fn.executable("rg") == 1 then
     r.ok("rg found: " .. vim.fn.exepath("rg"))
   else
-    r.warn("rg not found", { "Install ripgrep for faster search (apt install ripgrep)" })
+    r.info("rg not found (Fido's ripgrep tool is built in; rg only matters for commands you approve in bash_exec)")
+  end
+  if vim.fn.executable("git") == 1 then
+    r.ok("git found (the <C-o> mention picker uses git's ignore rules)")
+  else
+    r.info("git not found: the <C-o> mention picker lists files without ignore rules")
   end
 end
 
