@@ -96,6 +96,15 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	return s, nil
 }
 
+// SetContextBudget changes the context budget (estimated tokens; negative:
+// never shrink), e.g. once the model's real context window is known.
+func (s *Session) SetContextBudget(tokens int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.ContextBudget = tokens
+}
+
+// budget is called with s.mu held.
 func (s *Session) budget() int {
 	switch {
 	case s.cfg.ContextBudget < 0:

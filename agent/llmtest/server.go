@@ -44,6 +44,7 @@ type Server struct {
 	def      Responder
 	requests []Request
 	changed  chan struct{} // closed and replaced whenever a request is recorded
+	models   string        // body of GET …/models ("" → 404)
 }
 
 // NewServer starts a server; t.Cleanup closes it. t may be nil (then call Close).
@@ -118,7 +119,25 @@ func (s *Server) Close() {
 	})
 }
 
+// SetModels makes GET …/models answer with this JSON body (the model list
+// Fido reads context windows from); it is not recorded as a request.
+func (s *Server) SetModels(body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = body
+}
+
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
+		s.mu.Lock()
+		body := s.models
+		s.mu.Unlock()
+		if body != "" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, body)
+			return
+		}
+	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		http.Error(w, `{"error":{"code":404,"message":"llmtest: only POST …/chat/completions is served"}}`, http.StatusNotFound)
 		return

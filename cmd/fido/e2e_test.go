@@ -724,3 +724,29 @@ func TestE2EPlanHideAndToggle(t *testing.T) {
 	f.Lua(t, &comp, `return vim.fn.getcompletion("FidoPlan ", "cmdline")`)
 	assert.Equal(t, []string{"clear", "hide", "toggle"}, comp)
 }
+
+// The context budget follows the model's window from the endpoint's model
+// list: with a small window, an oversized conversation is shrunk and the
+// transcript says so.
+func TestE2EContextBudgetFromModelList(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.SetModels(`{"data":[{"id":"test/model","context_length":4000}]}`)
+	n := nvimtest.Start(t, nvimtest.Options{Fido: true, Env: []string{"FIDO_BASE_URL=" + srv.URL(), "OPENROUTER_API_KEY=k", "FIDO_MODEL=test/model"}})
+	f := &fido{Nvim: n, srv: srv}
+	big := strings.Repeat("line of a big file\n", 400) // ~7.6 KB ≈ 1.9k tokens
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "big.txt"), []byte(big), 0o644))
+	for i := 0; i < 4; i++ {
+		srv.Enqueue(
+			llmtest.Reply().ToolCall(fmt.Sprint("r", i), "read_file", `{"path":"big.txt"}`, 1).Finish("tool_calls"),
+			llmtest.Text(fmt.Sprint("read ", i)),
+		)
+		require.NoError(t, f.Command(fmt.Sprint("Fido read it ", i)))
+		f.waitIdleAfter(t, 2*(i+1))
+	}
+	assert.Contains(t, f.transcript(t), "the conversation was shrunk to fit the context budget")
+	reqs := srv.Requests()
+	last := string(reqs[len(reqs)-2].Body)
+	assert.True(t, strings.Contains(last, `\"elided\":true`) || strings.Contains(last, "earlier turns of this conversation were dropped"),
+		"the last turn's request was shrunk")
+	assert.NotContains(t, last, "read it 0", "the oldest turn is gone")
+}

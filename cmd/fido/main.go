@@ -129,11 +129,11 @@ func doctor(args []string, out io.Writer) int {
 	fmt.Fprintf(out, "model:              %s\n", cfg.Model)
 	fmt.Fprintf(out, "base URL:           %s\n", cfg.BaseURL)
 	fmt.Fprintf(out, "reasoning:          %s\n", reasoning)
-	budget := cfg.ContextTokens
-	if budget == 0 {
-		budget = agent.DefaultContextBudget
+	if cfg.ContextTokens > 0 {
+		fmt.Fprintf(out, "context budget:     ~%d tokens (FIDO_CONTEXT_TOKENS)\n", cfg.ContextTokens)
+	} else {
+		fmt.Fprintf(out, "context budget:     3/4 of the model's window from the model list, else ~%d tokens\n", agent.DefaultContextBudget)
 	}
-	fmt.Fprintf(out, "context budget:     ~%d tokens\n", budget)
 	fmt.Fprintf(out, "OPENROUTER_API_KEY: %s\n", set(cfg.APIKey))
 	fmt.Fprintf(out, "TAVILY_API_KEY:     %s\n", set(cfg.TavilyKey))
 	fmt.Fprintf(out, "workspace:          %s\n", root)

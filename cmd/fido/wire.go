@@ -108,6 +108,18 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	}
 	if missing != "" {
 		ui.Error(missing)
+	} else if cfg.ContextTokens == 0 {
+		// Size the context budget to the model's window when the endpoint says
+		// it (3/4 of it: room for the answer and for the size estimate's error).
+		go func() {
+			n, err := provider.ContextLength(context.Background(), cfg.Model)
+			if err != nil {
+				logger.Printf("context budget stays at %d tokens: %v", agent.DefaultContextBudget, err)
+				return
+			}
+			session.SetContextBudget(n * 3 / 4)
+			logger.Printf("context budget: %d tokens (%s has %d)", n*3/4, cfg.Model, n)
+		}()
 	}
 	logger.Printf("session ready: root=%s model=%s state=%s tools=%v", ws.Root, cfg.Model, stateDir, names)
 	return session, nil
