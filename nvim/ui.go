@@ -86,7 +86,6 @@ type UI struct {
 
 	flushes int64
 
-	plan        *plan.Plan
 	planHidden  bool // the user closed the window: no auto-show until ShowPlan
 	planShown   bool // ShowPlan made it visible even without items
 	planFocus   bool // the next plan payload focuses the window
@@ -169,11 +168,11 @@ func (u *UI) take() *Batch {
 		b.Status = &st
 	}
 	if u.planState {
-		b.PlanState = &PlanState{Plan: u.plan}
+		b.PlanState = &PlanState{Plan: u.status.Plan}
 		u.planState = false
 	}
 	if u.planDirty && planRenderer != nil {
-		b.Plan = planRenderer(u.plan, u.dims, u.planOptions, u.planVisible(), u.planFocus)
+		b.Plan = planRenderer(u.status.Plan, u.dims, u.planOptions, u.planVisible(), u.planFocus)
 		u.planFocus = false
 	}
 	u.planDirty = false
@@ -199,7 +198,7 @@ func (u *UI) planVisible() bool {
 	if u.planShown {
 		return true
 	}
-	return !u.planHidden && u.plan != nil && len(u.plan.Items) > 0
+	return !u.planHidden && u.status.Plan != nil && len(u.status.Plan.Items) > 0
 }
 
 // run is the flusher: it sends a batch when kicked, then waits out the
@@ -284,7 +283,6 @@ func (u *UI) Usage(total, subagent agent.Usage) {
 // Plan implements agent.UI.
 func (u *UI) Plan(p *plan.Plan) {
 	u.update(func() {
-		u.plan = p
 		u.status.Plan = p
 		u.planDirty, u.planState = true, true
 	})
