@@ -273,44 +273,46 @@ local function disk_size(b)
   end)
 end
 
---- After a shell command: re-check every loaded file buffer (scheduled).
---- Unmodified ones whose size on disk differs are re-read at once (a
---- :checktime would miss a change within the second of the last read); the
---- rest get :checktime, without the W11 prompt when unmodified.
+-- Brings one file buffer up to date with the disk. Fido never writes a
+-- modified buffer's file, and a removed file has nothing to read: those get
+-- Neovim's own :checktime (it warns and asks). An unmodified buffer is re-read
+-- at once when the file is known to have changed or its size differs (a
+-- :checktime would miss a change within the second of the last read), else
+-- checked with :checktime without the W11 prompt.
+local function recheck(b, name, changed)
+  if api.nvim_buf_get_option(b, "modified") or vim.fn.filereadable(name) == 0 then
+    pcall(vim.cmd, "checktime " .. b)
+  elseif changed or vim.fn.getfsize(name) ~= disk_size(b) then
+    reload_clean(b)
+  else
+    api.nvim_buf_call(b, function()
+      vim.cmd("setlocal autoread")
+      pcall(vim.cmd, "checktime " .. b)
+      vim.cmd("set autoread<")
+    end)
+  end
+end
+
+--- After a shell command, which may have changed any file: re-check every
+--- loaded file buffer (scheduled).
 function M.refresh_all()
   vim.schedule(function()
     for _, b in ipairs(api.nvim_list_bufs()) do
       local name = api.nvim_buf_get_name(b)
       if api.nvim_buf_is_loaded(b) and api.nvim_buf_get_option(b, "buftype") == "" and name ~= "" then
-        if api.nvim_buf_get_option(b, "modified") or vim.fn.filereadable(name) == 0 then
-          pcall(vim.cmd, "checktime " .. b)
-        elseif vim.fn.getfsize(name) ~= disk_size(b) then
-          reload_clean(b)
-        else
-          api.nvim_buf_call(b, function()
-            vim.cmd("setlocal autoread")
-            pcall(vim.cmd, "checktime " .. b)
-            vim.cmd("set autoread<")
-          end)
-        end
+        recheck(b, name, false)
       end
     end
   end)
 end
 
---- Reloads the loaded buffers of paths from disk (scheduled).
+--- Reloads the loaded buffers of paths, which a tool changed (scheduled).
 function M.reload(paths)
   vim.schedule(function()
     for _, p in ipairs(paths) do
       local b = loaded_buf(p)
       if b then
-        if vim.api.nvim_buf_get_option(b, "modified") or vim.fn.filereadable(p) == 0 then
-          -- Fido never writes such a file, and a removed file has nothing to
-          -- read: let Neovim warn and ask as it does for any outside change.
-          pcall(vim.cmd, "checktime " .. b)
-        else
-          reload_clean(b)
-        end
+        recheck(b, p, true)
       end
     end
   end)
