@@ -22,12 +22,17 @@ const elideAbove = 1024
 func EstimateTokens(msgs []Message) int {
 	n := 0
 	for _, m := range msgs {
-		n += len(m.Content) + len(m.Reasoning) + len(m.ReasoningDetails) + 16
-		for _, c := range m.ToolCalls {
-			n += len(c.Name) + len(c.Arguments) + 16
-		}
+		n += messageBytes(m)
 	}
 	return n / 4
+}
+
+func messageBytes(m Message) int {
+	n := len(m.Content) + len(m.Reasoning) + len(m.ReasoningDetails) + 16
+	for _, c := range m.ToolCalls {
+		n += len(c.Name) + len(c.Arguments) + 16
+	}
+	return n
 }
 
 // BudgetReport says what FitBudget did.
@@ -56,6 +61,15 @@ func FitBudget(msgs []Message, budget int) ([]Message, BudgetReport, bool) {
 		return msgs, rep, false
 	}
 	out := CloneMessages(msgs)
+	// Running size in bytes, kept up to date as messages shrink, so each step
+	// costs O(len(out)) rather than re-estimating the whole array.
+	size := make([]int, len(out))
+	total := 0
+	for i, m := range out {
+		size[i] = messageBytes(m)
+		total += size[i]
+	}
+	limit := budget * 4
 	turns := userTurnStarts(out)
 	protectFrom := len(out)
 	if len(turns) >= keepRecentTurns {
@@ -63,11 +77,11 @@ func FitBudget(msgs []Message, budget int) ([]Message, BudgetReport, bool) {
 	} else if len(turns) > 0 {
 		protectFrom = turns[0]
 	}
-	newestPlan := newestPlanResult(out)
-	names := callNames(out)
+	calls := toolCalls(out)
+	newestPlan := newestPlanResult(out, calls)
 
 	// Step 1: elide old, large tool results, oldest first.
-	for i := 1; i < protectFrom && EstimateTokens(out) > budget; i++ {
+	for i := 1; i < protectFrom && total > limit; i++ {
 		m := &out[i]
 		if m.Role != RoleTool || i == newestPlan || len(m.Content) <= elideAbove {
 			continue
@@ -75,16 +89,20 @@ func FitBudget(msgs []Message, budget int) ([]Message, BudgetReport, bool) {
 		note, _ := json.Marshal(map[string]any{
 			"elided": true,
 			"note": fmt.Sprintf("this %s result (%d bytes) was removed to keep the conversation within the context budget; call the tool again if you need it",
-				names[m.ToolCallID], len(m.Content)),
+				calls[m.ToolCallID].Name, len(m.Content)),
 		})
 		m.Content = string(note)
+		total -= size[i]
+		size[i] = messageBytes(*m)
+		total += size[i]
 		rep.Elided++
 	}
 
 	// Step 2: drop the oldest whole turns (never the newest ones).
-	if EstimateTokens(out) > budget && len(turns) > keepRecentTurns {
+	if total > limit && len(turns) > keepRecentTurns {
 		var carried *plan.Plan
 		drop := 0
+		kept := total // bytes kept after dropping turns [0, drop)
 		for k := 0; k < len(turns)-keepRecentTurns; k++ {
 			end := turns[k+1]
 			if newestPlan >= turns[k] && newestPlan < end {
@@ -92,24 +110,24 @@ func FitBudget(msgs []Message, budget int) ([]Message, BudgetReport, bool) {
 					carried = &p
 				}
 			}
+			for i := turns[k]; i < end; i++ {
+				kept -= size[i]
+			}
 			drop = k + 1
-			if EstimateTokens(out[:turns[0]])+EstimateTokens(out[end:]) <= budget {
+			if kept <= limit {
 				break
 			}
 		}
-		if drop > 0 {
-			cut := turns[drop]
-			// Messages before the first turn after the system message (a
-			// restored plan) stay.
-			head := append([]Message{}, out[:turns[0]]...)
-			noteText := fmt.Sprintf("[Fido] %d earlier turns of this conversation were dropped to fit the context window; ask the user or re-read files if you need what they contained.", drop)
-			rest := append([]Message{{Role: RoleUser, Content: noteText}}, out[cut:]...)
-			if carried != nil {
-				rest = append(PlanRestoreMessages(*carried), rest...)
-			}
-			out = append(head, rest...)
-			rep.DroppedTurns = drop
+		// Messages before the first turn (the system message, a restored
+		// plan) stay.
+		head := append([]Message{}, out[:turns[0]]...)
+		noteText := fmt.Sprintf("[Fido] %d earlier turns of this conversation were dropped to fit the context window; ask the user or re-read files if you need what they contained.", drop)
+		rest := append([]Message{{Role: RoleUser, Content: noteText}}, out[turns[drop]:]...)
+		if carried != nil {
+			rest = append(PlanRestoreMessages(*carried), rest...)
 		}
+		out = append(head, rest...)
+		rep.DroppedTurns = drop
 	}
 	rep.After = EstimateTokens(out)
 	return out, rep, true
@@ -124,24 +142,4 @@ func userTurnStarts(msgs []Message) []int {
 		}
 	}
 	return out
-}
-
-func newestPlanResult(msgs []Message) int {
-	names := callNames(msgs)
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == RoleTool && names[msgs[i].ToolCallID] == PlanToolName && isPlanState(msgs[i].Content) {
-			return i
-		}
-	}
-	return -1
-}
-
-func callNames(msgs []Message) map[string]string {
-	names := map[string]string{}
-	for _, m := range msgs {
-		for _, c := range m.ToolCalls {
-			names[c.ID] = c.Name
-		}
-	}
-	return names
 }

@@ -67,7 +67,7 @@ func TestFitBudgetDropsOldestTurnsAndCarriesThePlan(t *testing.T) {
 	assert.Equal(t, RoleSystem, out[0].Role)
 	assert.Contains(t, out[len(out)-1].Content, "answer 9", "the newest turn is kept")
 	// The newest plan result survives, complete.
-	i := newestPlanResult(out)
+	i := newestPlanResult(out, toolCalls(out))
 	require.GreaterOrEqual(t, i, 0, "the plan is carried forward")
 	var p plan.Plan
 	require.NoError(t, json.Unmarshal([]byte(out[i].Content), &p))

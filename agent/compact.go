@@ -21,20 +21,8 @@ const compactMinChars = 240
 // It returns a new array; msgs is not modified. Every tool call keeps its result.
 func Compact(msgs []Message) []Message {
 	out := CloneMessages(msgs)
-	calls := map[string]ToolCall{}
-	for _, m := range out {
-		for _, c := range m.ToolCalls {
-			calls[c.ID] = c
-		}
-	}
-	// Newest plan result.
-	newestPlan := -1
-	for i := len(out) - 1; i >= 0; i-- {
-		if out[i].Role == RoleTool && calls[out[i].ToolCallID].Name == PlanToolName && isPlanState(out[i].Content) {
-			newestPlan = i
-			break
-		}
-	}
+	calls := toolCalls(out)
+	newestPlan := newestPlanResult(out, calls)
 	if newestPlan >= 0 {
 		latest, _ := plan.ParseResult(out[newestPlan].Content)
 		for i := 0; i < newestPlan; i++ {
@@ -83,6 +71,27 @@ func Compact(msgs []Message) []Message {
 // markDirChanged marks everything below dir as changed (see isChanged).
 func markDirChanged(set map[string]bool, dir string) {
 	set[path.Clean(dir)+"/"] = true
+}
+
+// toolCalls maps every tool call id of msgs to its call.
+func toolCalls(msgs []Message) map[string]ToolCall {
+	calls := map[string]ToolCall{}
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			calls[c.ID] = c
+		}
+	}
+	return calls
+}
+
+// newestPlanResult is the index of the newest complete update_plan result, or -1.
+func newestPlanResult(msgs []Message, calls map[string]ToolCall) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleTool && calls[msgs[i].ToolCallID].Name == PlanToolName && isPlanState(msgs[i].Content) {
+			return i
+		}
+	}
+	return -1
 }
 
 func isPlanState(content string) bool {
