@@ -115,9 +115,10 @@ func TestE2EQuitClosesWindows(t *testing.T) {
 	f.WaitFor(t, `require("fido.layout").transcript_win() ~= nil`, 5*time.Second)
 }
 
-// Fido's window options are local: another buffer shown in a window split
-// from the transcript keeps the user's statusline; the transcript shows totals.
-func TestE2ESplitFromTranscriptKeepsUserStatusline(t *testing.T) {
+// Fido sets its window options locally: the transcript's statusline shows the
+// totals, and another buffer shown in a window split from it does not (it
+// would if Fido set the global 'statusline').
+func TestE2ETranscriptStatuslineIsLocal(t *testing.T) {
 	f := startFido(t, "")
 	require.NoError(t, f.Command("Fido"))
 	f.WaitFor(t, `require("fido.layout").transcript_win() ~= nil`, 5*time.Second)

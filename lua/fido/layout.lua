@@ -119,8 +119,10 @@ local function size(share, total)
   return math.floor(share)
 end
 
--- Window-local values, set as :setlocal would, so that windows split from
--- Fido's windows do not inherit the global-local 'statusline'.
+-- Sets window-local values (as :setlocal), never the global ones, so the
+-- user's other windows keep their 'statusline' and 'wrap'. (A :split copies
+-- them into the new window like any local option; editing another buffer
+-- there gives that buffer's own values back.)
 local function set_wo(w, opts)
   api.nvim_win_call(w, function()
     for k, v in pairs(opts) do
