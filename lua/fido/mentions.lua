@@ -97,10 +97,9 @@ function M.pick()
     end
     vim.api.nvim_set_current_line(line:sub(1, at) .. text .. line:sub(at + 1))
     vim.api.nvim_win_set_cursor(w, { row, at + #text })
-    vim.cmd("startinsert")
-    if at + #text >= #vim.api.nvim_get_current_line() then
-      vim.cmd("startinsert!")
-    end
+    -- Go on typing after the mention (":startinsert!" when it ends the line,
+    -- since insert mode cannot start past the last character otherwise).
+    vim.cmd(at + #text >= #vim.api.nvim_get_current_line() and "startinsert!" or "startinsert")
   end)
 end
 
