@@ -70,9 +70,12 @@ local function start_spinner()
     100,
     vim.schedule_wrap(function()
       spin.frame = spin.frame % #spinner + 1
+      -- Only the transcript's statusline shows the spinner: redraw just it.
       local w = require("fido.layout").transcript_win()
       if w then
-        vim.cmd("redrawstatus!")
+        vim.api.nvim_win_call(w, function()
+          vim.cmd("redrawstatus")
+        end)
       end
     end)
   )
@@ -86,9 +89,8 @@ function M.status_changed(st)
   else
     start_spinner()
   end
-  if require("fido.layout").transcript_win() then
-    vim.cmd("redrawstatus!")
-  end
+  -- All statuslines: the user's own may show require("fido").status().
+  vim.cmd("redrawstatus!")
 end
 
 local function tokens(n)
@@ -133,7 +135,7 @@ function M.statusline()
   if (tonumber(su.calls) or 0) > 0 then
     right = string.format("%s (sub %d · $%.4f)", right, tonumber(su.calls) or 0, tonumber(su.cost) or 0)
   end
-  return left .. "%=" .. right .. " "
+  return left .. "  %=" .. right .. " "
 end
 
 return M
