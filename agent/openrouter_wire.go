@@ -12,9 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 // attemptKey carries an *attemptState from Stream to the doer through the
@@ -347,10 +348,4 @@ func looksHTML(s string) bool {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // clip shortens s to at most n runes, marking the cut with an ellipsis.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:n-1])) + "…"
-}
+func clip(s string, n int) string { return tools.ShortenTo(s, n) }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/tools"
 )
 
 // ActivityPayload is what Lua's require("fido.activity").apply receives:
@@ -110,10 +111,4 @@ func oneLine(s string) string {
 }
 
 // truncateRunes bounds s to n characters, marking a cut with "…".
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimRight(string(r[:n-1]), " ") + "…"
-}
+func truncateRunes(s string, n int) string { return tools.ShortenTo(s, n) }

@@ -178,13 +178,22 @@ func jsonKind(t reflect.Type) string {
 	return t.String()
 }
 
-// Shorten cuts s to at most n runes, marking the cut with an ellipsis.
+// Shorten cuts s to at most n runes, marking the cut with an ellipsis
+// (spaces before the cut are dropped).
 func Shorten(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
 	r := []rune(s)
-	return string(r[:n]) + "…"
+	return strings.TrimRight(string(r[:max(n, 0)]), " \t") + "…"
+}
+
+// ShortenTo cuts s so that it is at most n runes long, ellipsis included.
+func ShortenTo(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return Shorten(s, n-1)
 }
 
 // SummarizeCall gives the one-line transcript description of a call.
