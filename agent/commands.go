@@ -68,9 +68,7 @@ func (s *Session) command(text string) {
 		s.ui.Notice(b.String())
 	case "/quit":
 		s.Cancel()
-		if s.cfg.Quit != nil {
-			s.cfg.Quit()
-		}
+		s.ui.Quit()
 	default:
 		s.ui.Error(fmt.Sprintf("unknown command %s; /help lists the commands", name))
 	}

@@ -163,6 +163,8 @@ func (u *recUI) AskExpert(ctx context.Context, question string) (string, bool, e
 	return "", false, nil
 }
 
+func (u *recUI) Quit() { u.add("quit") }
+
 func (u *recUI) has(prefix string) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()

@@ -44,8 +44,6 @@ type SessionConfig struct {
 	// MissingKey, when set, is the one-line error shown instead of starting a
 	// turn (e.g. how to set OPENROUTER_API_KEY).
 	MissingKey string
-	// Quit is called by /quit after the turn is cancelled.
-	Quit func()
 	// MaxIterations bounds model calls per turn (default 20).
 	MaxIterations int
 	// ContextBudget is the estimated token size above which older parts of

@@ -283,3 +283,15 @@ func TestUndoRevertTellsTheModel(t *testing.T) {
 	s.command("/undo bogus")
 	assert.True(t, ui.has(`error /undo: unknown argument "bogus"`))
 }
+
+func TestQuitCancelsAndClosesWindows(t *testing.T) {
+	p := &scriptProvider{block: true}
+	p.add(scriptReply{deltas: []Delta{{Kind: DeltaReasoning, Text: "x"}}})
+	s, ui := newTestSession(t, p, SessionConfig{})
+	s.Submit("long task")
+	require.Eventually(t, func() bool { return ui.lastState() == StateThinking }, 2*time.Second, 5*time.Millisecond)
+	s.Submit("/quit")
+	waitIdle(t, s)
+	assert.True(t, ui.has("quit"))
+	assert.False(t, s.Busy(), "the turn was cancelled")
+}

@@ -73,6 +73,8 @@ type UI interface {
 	ShowPlan(focus bool)
 	// Subagent shows the subagent bar (nil hides it).
 	Subagent(s *SubagentStatus)
+	// Quit closes Fido's windows (/quit); the conversation stays.
+	Quit()
 	// RestoreDraft puts unsent text back into the input.
 	RestoreDraft(text string)
 	// Notify is a vim.notify message.

@@ -77,10 +77,6 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	}
 	listing := tools.ListRoot(ws, 40)
 	names := registry.Names()
-	quit := func() {}
-	if q, ok := ui.(interface{ Quit() }); ok {
-		quit = q.Quit
-	}
 	missing := ""
 	if cfg.APIKey == "" {
 		missing = agent.MissingKeyMessage
@@ -101,7 +97,6 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		UndoRevert:    ws.RevertLast,
 		ContextBudget: cfg.ContextTokens,
 		MissingKey:    missing,
-		Quit:          quit,
 	})
 	if err != nil {
 		return nil, err
