@@ -28,28 +28,9 @@ local function nilify(v)
   return v
 end
 
--- Fallback highlight links, for groups fido.highlights does not define.
-local fallback = {
-  FidoUser = "Title",
-  FidoHeader = "Title",
-  FidoReasoning = "Comment",
-  FidoTool = "Special",
-  FidoError = "ErrorMsg",
-  FidoNotice = "Comment",
-}
-local function define_highlights()
-  pcall(function()
-    require("fido.highlights").setup()
-  end)
-  for name, link in pairs(fallback) do
-    api.nvim_set_hl(0, name, { link = link, default = true })
-  end
-end
-define_highlights()
-api.nvim_create_autocmd("ColorScheme", {
-  group = api.nvim_create_augroup("FidoBridgeHighlights", { clear = true }),
-  callback = define_highlights,
-})
+-- Every group, transcript ones included, lives in fido.highlights (which
+-- also re-applies them on ColorScheme).
+require("fido.highlights").setup()
 
 local function mark(buf, row, text, group)
   if group and group ~= "" and text ~= "" then

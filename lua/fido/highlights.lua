@@ -25,6 +25,8 @@ M.groups = {
   FidoTool = { link = "Special" },
   FidoError = { link = "ErrorMsg" },
   FidoUser = { link = "Title" },
+  FidoHeader = { link = "Title" },
+  FidoNotice = { link = "Comment" },
 }
 
 local function define()
