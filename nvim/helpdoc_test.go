@@ -52,7 +52,10 @@ func TestHelpFileCoversCommandsAndRunsClean(t *testing.T) {
 		assert.Contains(t, string(help), "  "+c.Name, "slash command %s is not documented", c.Name)
 		assert.Contains(t, completed, c.Name, "slash command %s is not completed by :Fido", c.Name)
 	}
-	for _, g := range []string{"FidoSubagent", "FidoPlanPending", "FidoPlanInProgress", "FidoPlanBlocked", "FidoPlanDone", "FidoReasoning", "FidoTool", "FidoError", "FidoUser"} {
+	var groups []string
+	n.Lua(t, &groups, `local out = {} for name in pairs(require("fido.highlights").groups) do table.insert(out, name) end return out`)
+	require.NotEmpty(t, groups)
+	for _, g := range groups {
 		assert.True(t, strings.Contains(string(tags), "hl-"+g+"\t"), "highlight group %s is not documented", g)
 	}
 }
