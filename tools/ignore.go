@@ -102,7 +102,7 @@ func readIgnoreChild(sb *Sandbox, dir *os.File, dirRel string) ([]byte, bool) {
 	var data []byte
 	switch {
 	case !fi.Mode().IsRegular():
-		err = fmt.Errorf("%w (%s)", confined.ErrNotRegular, confined.TypeName(fi.Mode()))
+		err = fmt.Errorf("%w (it is %s)", confined.ErrNotRegular, confined.TypeName(fi.Mode()))
 	case fi.Size() > maxIgnoreFile:
 		err = fmt.Errorf("%w: %d bytes, at most %d are read", confined.ErrTooLarge, fi.Size(), maxIgnoreFile)
 	default:

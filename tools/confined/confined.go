@@ -67,7 +67,7 @@ func OpenRegular(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		_ = f.Close()
-		return nil, nil, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, TypeName(fi.Mode()))}
+		return nil, nil, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (it is %s)", ErrNotRegular, TypeName(fi.Mode()))}
 	}
 	return f, fi, nil
 }

@@ -59,7 +59,7 @@ func TestReadFile(t *testing.T) {
 		assert.True(t, errors.As(err, &pe), name)
 	}
 	_, err = ReadFile(root, "fifo", 10)
-	assert.ErrorContains(t, err, "not a regular file (a FIFO)")
+	assert.ErrorContains(t, err, "not a regular file (it is a FIFO)")
 }
 
 func TestReadPath(t *testing.T) {
