@@ -86,8 +86,8 @@ const maxIgnoreFile = 4 << 20
 // missing file is silently absent; any other failure (a FIFO, a symlink to
 // /dev/zero, a huge file) skips the file with one log line.
 func readIgnoreFile(sb *Sandbox, name string) ([]byte, bool) {
-	data, err := confined.ReadFile(sb.FS(), name, maxIgnoreFile)
-	return ignoreData(sb, name, data, err)
+	data, err := sb.ReadOwnFile(name, maxIgnoreFile)
+	return data, err == nil
 }
 
 // readIgnoreChild reads the .gitignore of the directory dirRel that the walker

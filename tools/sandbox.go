@@ -351,6 +351,20 @@ func (s *Sandbox) MkdirAll(abs string, perm fs.FileMode) (top string, err error)
 	return filepath.Join(s.root, filepath.FromSlash(created[0])), nil
 }
 
+// ReadOwnFile reads the workspace file name (workspace-relative, slash
+// separated) that Fido reads on its own accord, not because a tool call
+// asked: ignore files, instruction files such as AGENTS.md. It is
+// confined.ReadFile on the workspace: a regular file inside the workspace,
+// opened without blocking, at most limit bytes. A missing file is an
+// fs.ErrNotExist error; any other failure is also logged once (Logf).
+func (s *Sandbox) ReadOwnFile(name string, limit int64) ([]byte, error) {
+	data, err := confined.ReadFile(s.fsys, name, limit)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		s.logSkip(name, err)
+	}
+	return data, err
+}
+
 // logSkip logs, once per file, that Fido skipped a file it reads on its own.
 func (s *Sandbox) logSkip(name string, err error) {
 	if s.Logf == nil {
