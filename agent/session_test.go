@@ -295,3 +295,31 @@ func TestQuitCancelsAndClosesWindows(t *testing.T) {
 	assert.True(t, ui.has("quit"))
 	assert.False(t, s.Busy(), "the turn was cancelled")
 }
+
+func TestSessionCancelWithAStuckToolEndsTheTurnAtOnce(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{})
+	stuck := &echoTool{name: "stuck", onRun: func(context.Context) { close(started); <-release }}
+	p := (&scriptProvider{}).
+		add(callTools(ToolCall{ID: "a", Name: "stuck", Arguments: `{"text":"late"}`})).
+		add(answer("fresh start"))
+	s, ui := newTestSession(t, p, SessionConfig{Registry: newRegistry(t, stuck)})
+	s.Submit("run the stuck tool")
+	<-started
+	s.Cancel()
+	assert.Equal(t, StateIdle, ui.lastState())
+	s.Submit("next question") // at once: never "still working"
+	require.Eventually(t, func() bool { return len(s.Messages()) == 6 && !s.Busy() }, 3*time.Second, 5*time.Millisecond,
+		"the next turn did not run while the tool is still stuck")
+	assert.False(t, ui.has("error Fido is still working"))
+	msgs := s.Messages()
+	assertValidHistory(t, msgs)
+	assert.Contains(t, msgs[3].Content, "cancelled")
+	assert.Equal(t, "next question", msgs[4].Content)
+	assert.Equal(t, "fresh start", msgs[5].Content)
+
+	close(release) // the late result is dropped
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, msgs, s.Messages())
+	assert.False(t, ui.has("result stuck err=false"))
+}
