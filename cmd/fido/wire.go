@@ -55,7 +55,10 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	if notice != "" {
 		ui.Notify(notice, agent.LevelWarn)
 	}
-	provider := agent.NewOpenRouter(agent.OpenRouterConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
+	for _, w := range cfg.Warnings {
+		ui.Notify("Fido: "+w, agent.LevelWarn)
+	}
+	provider := agent.NewOpenRouter(agent.OpenRouterConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, IdleTimeout: cfg.IdleTimeout})
 
 	var registry *tools.Registry
 	var session *agent.Session
