@@ -51,7 +51,9 @@ func (t *RmTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 	} else if target, err := os.Readlink(abs); err == nil {
 		entry.Existed, entry.PriorOmitted = true, "symbolic link to "+target
 	}
+	t.ws.beginUndo(&entry)
 	if err := os.Remove(abs); err != nil {
+		t.ws.abortUndo(entry)
 		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
 	}
 	note := t.ws.record(entry)

@@ -131,6 +131,9 @@ func undoLines(undo *tools.UndoLog, n int) []string {
 			break
 		}
 		line := fmt.Sprintf("%s  %s %s %s", e.Time.Local().Format("2006-01-02 15:04:05"), e.Tool, e.Op, e.Path)
+		if e.Pending {
+			line += " (interrupted: Fido stopped during this change; /undo revert checks whether it happened)"
+		}
 		switch {
 		case e.Prior != nil:
 			line += fmt.Sprintf(" (prior content kept, %d bytes)", e.PriorSize)
