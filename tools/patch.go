@@ -230,11 +230,13 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 		if err != nil {
 			return "", entry, errors.New(errorText(t.ws, filepath.Dir(abs), err))
 		}
+		entry.After = contentHash(content)
+		t.ws.beginUndo(&entry)
 		if err := t.ws.Sandbox.WriteFileAtomic(abs, content, perm); err != nil {
+			t.ws.abortUndo(entry)
 			t.ws.removeEmptyDirs(filepath.Dir(abs), top)
 			return "", entry, errors.New(errorText(t.ws, abs, err))
 		}
-		entry.After = contentHash(content)
 		verb := "created"
 		if exists {
 			verb = "overwrote"
@@ -277,10 +279,12 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 	i += start
 	out := make([]byte, 0, len(data)-len(search)+len(replace))
 	out = append(append(append(out, data[:i]...), replace...), data[i+len(search):]...)
+	entry.After = contentHash(out)
+	t.ws.beginUndo(&entry)
 	if err := t.ws.Sandbox.WriteFileAtomic(abs, out, perm); err != nil {
+		t.ws.abortUndo(entry)
 		return "", entry, errors.New(errorText(t.ws, abs, err))
 	}
-	entry.After = contentHash(out)
 	return fmt.Sprintf("replaced at line %d", bytes.Count(data[:i], nl)+1), entry, nil
 }
 
