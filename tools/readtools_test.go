@@ -242,25 +242,3 @@ func TestSearchSkipsLargeFiles(t *testing.T) {
 	require.Len(t, res.Matches, 1, "a file of exactly 2 MiB is still searched")
 	assert.Equal(t, "exact.txt", res.Matches[0].Path)
 }
-
-func TestLineMatcherEquivalence(t *testing.T) {
-	// The prefilter must never change the set of matching lines.
-	text := "alpha beta\nGamma delta\n\nfoo(bar)\nReadFile(x)\nxReadDir(\nend"
-	patterns := []string{"a", "beta", `(?i)gamma`, `^$`, `\bdelta\b`, `(ReadFile|ReadDir)\(`, `[A-Z][a-z]+File`, `o\(`, `x*`, `end$`, `^`, `[^a]+`}
-	for _, p := range patterns {
-		t.Run(p, func(t *testing.T) {
-			m, err := compileLineMatcher(p, false)
-			require.NoError(t, err)
-			var got []int
-			data := []byte(text)
-			m.scan(data, func(ls, le int) { got = append(got, strings.Count(text[:ls], "\n")+1) })
-			var want []int
-			for i, l := range strings.Split(text, "\n") {
-				if m.re.MatchString(l) {
-					want = append(want, i+1)
-				}
-			}
-			assert.Equal(t, want, got)
-		})
-	}
-}
