@@ -119,7 +119,9 @@ func TestReadFile(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		fmt.Fprintf(&long, "line %d\n", i+1)
 	}
-	files := map[string]string{"long.txt": long.String(), "nonl.txt": "a\nb", "wide.txt": strings.Repeat("é", 3000) + "\nshort\n"}
+	files := map[string]string{"long.txt": long.String(), "nonl.txt": "a\nb", "wide.txt": strings.Repeat("é", 3000) + "\nshort\n",
+		"widecrlf.txt": "x\r\n" + strings.Repeat("a", 5000) + "\r\n", "widelast.txt": strings.Repeat("a", 4500),
+		"late-nul.txt": strings.Repeat("text line\n", 7704) + "x\x00y\n" + "more\n"}
 	for k, v := range readFixture {
 		files[k] = v
 	}
@@ -164,9 +166,24 @@ func TestReadFile(t *testing.T) {
 	res = run(t, ws, "read_file", map[string]any{"path": "wide.txt"})
 	require.False(t, res.IsError, res.Content)
 	first := strings.Split(res.Content, "\n")[1]
-	assert.Contains(t, first, "[line cut: 6001 bytes]")
+	assert.Contains(t, first, "[line cut: 6000 bytes]", "the line's text, without its \\n")
 	assert.True(t, strings.HasPrefix(first, strings.Repeat("é", 2000)))
 	assert.Contains(t, res.Content, "1 lines longer than 4000 bytes were cut")
+	res = run(t, ws, "read_file", map[string]any{"path": "widecrlf.txt"})
+	require.False(t, res.IsError, res.Content)
+	assert.Contains(t, res.Content, "[line cut: 5000 bytes]", "without its \\r\\n")
+	res = run(t, ws, "read_file", map[string]any{"path": "widelast.txt"})
+	require.False(t, res.IsError, res.Content)
+	assert.Contains(t, res.Content, "[line cut: 4500 bytes]", "a last line without ending")
+
+	// A NUL byte far past the first 8 KiB still makes the file binary, as
+	// for ripgrep and patch.
+	require.Equal(t, 77041, strings.IndexByte(files["late-nul.txt"], 0))
+	res = run(t, ws, "read_file", map[string]any{"path": "late-nul.txt"})
+	require.True(t, res.IsError, res.Content)
+	assert.Contains(t, res.Content, "binary file")
+	res = run(t, ws, "ripgrep", map[string]any{"pattern": "more", "path": "late-nul.txt"})
+	assert.Contains(t, res.Content, "1 binary")
 }
 
 func TestRipgrep(t *testing.T) {
