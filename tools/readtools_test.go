@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,6 +74,65 @@ func TestListFiles(t *testing.T) {
 			assert.Equal(t, tt.summary, res.Summary)
 		})
 	}
+}
+
+func TestListFilesIgnoredDirectory(t *testing.T) {
+	ws, _ := testWorkspace(t, map[string]string{
+		".gitignore": "build/\n", "build/out.o": "", "build/.gitignore": "!keep.txt\n", "build/keep.txt": "",
+		"src/a.go": "",
+	})
+	for _, path := range []string{"build", "build/"} {
+		res := run(t, ws, "list_files", map[string]any{"path": path, "recursive": true})
+		require.False(t, res.IsError, res.Content)
+		assert.NotContains(t, res.Content, "keep.txt", "git lists nothing below an ignored directory")
+		assert.Contains(t, res.Content, "build/ is ignored by .gitignore")
+		assert.Equal(t, "0 entries (ignored directory)", res.Summary)
+	}
+}
+
+func TestListFilesPagesFromOneWalk(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 50; i++ {
+		files[fmt.Sprintf("d%d/f%02d.txt", i%5, i)] = ""
+	}
+	ws, _ := testWorkspace(t, files)
+	time.Sleep(2 * listingClockSlack) // a tree written just now is not trusted to be kept
+	page := func(offset int) Result {
+		res := run(t, ws, "list_files", map[string]any{"path": ".", "recursive": true, "limit": 10, "offset": offset})
+		require.False(t, res.IsError, res.Content)
+		return res
+	}
+	before := listingWalks.Load()
+	var seen []string
+	for off := 0; off < 55; off += 10 {
+		for _, l := range strings.Split(strings.TrimSpace(page(off).Content), "\n") {
+			if !strings.HasPrefix(l, "[") {
+				seen = append(seen, l)
+			}
+		}
+	}
+	assert.Len(t, seen, 55, "50 files and 5 directories, each once")
+	assert.Equal(t, int64(1), listingWalks.Load()-before, "six pages, one walk")
+
+	// A change to the tree is seen by the next page.
+	time.Sleep(2 * listingClockSlack)
+	require.NoError(t, os.WriteFile(filepath.Join(ws.Root, "d0", "aaa-new.txt"), nil, 0o644))
+	res := page(10)
+	assert.Equal(t, int64(2), listingWalks.Load()-before, "the tree changed: walked again")
+	assert.Contains(t, res.Summary, "of 56 entries")
+	// So is a changed ignore file, even when no directory changed.
+	require.NoError(t, os.WriteFile(filepath.Join(ws.Root, ".gitignore"), []byte("d1/\n"), 0o644))
+	time.Sleep(2 * listingClockSlack)
+	page(0)
+	n := listingWalks.Load()
+	page(10)
+	assert.Equal(t, n, listingWalks.Load(), "unchanged since the first page: kept")
+	require.NoError(t, os.WriteFile(filepath.Join(ws.Root, ".gitignore"), []byte("d2/\n"), 0o644))
+	res = page(10)
+	assert.Equal(t, n+1, listingWalks.Load())
+	assert.Contains(t, res.Content, "d1/")
+	assert.NotContains(t, res.Content, "d2/")
+	assert.Contains(t, res.Summary, "of 46 entries")
 }
 
 func TestFindFiles(t *testing.T) {
