@@ -21,6 +21,10 @@ var Commands = []Command{
 	{Name: "/recall", Help: "restore a saved snapshot (the workspace plan is kept)"},
 	{Name: "/undo", Args: "[revert]", Help: "show the mutation log; /undo revert undoes Fido's newest change"},
 	{Name: "/reasoning", Args: "[minimal|low|medium|high|default]", Help: "show or set the reasoning effort"},
+	{Name: "/new", Help: "start a new conversation (the current one stays saved)"},
+	{Name: "/sessions", Args: "[delete]", Help: "resume a saved conversation of this workspace; /sessions delete deletes one"},
+	{Name: "/rename", Args: "{title}", Help: "rename the current conversation"},
+	{Name: "/fork", Help: "copy the current conversation into a new one and continue there"},
 	{Name: "/reload-instructions", Help: "re-read AGENTS.md (or CLAUDE.md) into the system message; the provider's cache prefix changes"},
 	{Name: "/help", Help: "list the commands"},
 	{Name: "/quit", Help: "cancel any turn and close Fido's windows"},
@@ -60,6 +64,14 @@ func (s *Session) command(text string) {
 		default:
 			s.ui.Error(fmt.Sprintf("/undo: unknown argument %q (use /undo or /undo revert)", arg))
 		}
+	case "/new":
+		s.newConversation()
+	case "/sessions":
+		s.sessions(arg)
+	case "/rename":
+		s.rename(arg)
+	case "/fork":
+		s.fork()
 	case "/reload-instructions":
 		s.reloadInstructions()
 	case "/help":

@@ -32,6 +32,9 @@ type Config struct {
 	StateRoot string
 	// ContextTokens is the context budget (FIDO_CONTEXT_TOKENS; 0 = default).
 	ContextTokens int
+	// Resume continues the workspace's newest conversation at start
+	// (FIDO_RESUME: "last", the default, or "new").
+	Resume bool
 	// ConfigDir holds the user's own Fido files: AGENTS.md, commands/
 	// (<XDG config home>/fido).
 	ConfigDir string
@@ -78,6 +81,7 @@ func ConfigFromEnv(getenv func(string) string) Config {
 	if c.StateRoot == "" {
 		c.StateRoot = filepath.Join(xdg.StateHome, "fido")
 	}
+	c.Resume = strings.TrimSpace(getenv("FIDO_RESUME")) != "new"
 	c.ConfigDir = filepath.Join(xdg.ConfigHome, "fido")
 	return c
 }

@@ -56,6 +56,15 @@ type LoadedConversation struct {
 	Full []Message
 	// Warnings say what loading had to skip or repair, in words.
 	Warnings []string
+	// Results are the transcript lines of tool results, by call id, so a
+	// resumed transcript renders as it did live.
+	Results map[string]ResultNote
+}
+
+// ResultNote is how a tool result was shown in the transcript.
+type ResultNote struct {
+	Summary string `json:"summary,omitempty"`
+	IsError bool   `json:"error,omitempty"`
 }
 
 // ErrConversationBusy is returned when another Fido (another Neovim) owns a
@@ -258,7 +267,10 @@ func (l *ConversationLog) Meta() ConversationMeta {
 // Append stores one complete message (a system message is never stored: a
 // resumed conversation runs under the then-current system prompt). The
 // first user message becomes the title until Rename.
-func (l *ConversationLog) Append(m Message) error {
+func (l *ConversationLog) Append(m Message) error { return l.AppendResult(m, nil) }
+
+// AppendResult is Append for a tool result with its transcript line.
+func (l *ConversationLog) AppendResult(m Message, note *ResultNote) error {
 	if m.Role == RoleSystem {
 		return nil
 	}
@@ -266,7 +278,7 @@ func (l *ConversationLog) Append(m Message) error {
 	defer l.mu.Unlock()
 	at := now()
 	mm := m.Clone()
-	if err := l.writeLocked(record{T: "msg", At: at, M: &mm}); err != nil {
+	if err := l.writeLocked(record{T: "msg", At: at, M: &mm, Note: note}); err != nil {
 		return err
 	}
 	l.live++
@@ -373,17 +385,18 @@ func (l *ConversationLog) writeLocked(r record) error {
 
 // record is one line of a conversation log.
 type record struct {
-	T      string    `json:"t"`
-	At     time.Time `json:"at"`
-	ID     string    `json:"id,omitempty"`
-	Root   string    `json:"root,omitempty"`
-	M      *Message  `json:"m,omitempty"`
-	Call   string    `json:"call,omitempty"`
-	Title  string    `json:"title,omitempty"`
-	Model  string    `json:"model,omitempty"`
-	Cost   float64   `json:"cost,omitempty"`
-	Reason string    `json:"reason,omitempty"`
-	Ms     []Message `json:"ms,omitempty"`
+	T      string      `json:"t"`
+	At     time.Time   `json:"at"`
+	ID     string      `json:"id,omitempty"`
+	Root   string      `json:"root,omitempty"`
+	M      *Message    `json:"m,omitempty"`
+	Call   string      `json:"call,omitempty"`
+	Title  string      `json:"title,omitempty"`
+	Model  string      `json:"model,omitempty"`
+	Cost   float64     `json:"cost,omitempty"`
+	Reason string      `json:"reason,omitempty"`
+	Ms     []Message   `json:"ms,omitempty"`
+	Note   *ResultNote `json:"note,omitempty"`
 }
 
 // readConversation replays a log. torn is the size in bytes of an
@@ -448,6 +461,12 @@ func (c *LoadedConversation) apply(r record, started map[string]bool) {
 		if r.M != nil {
 			c.Messages = append(c.Messages, *r.M)
 			c.Full = append(c.Full, r.M.Clone())
+			if r.Note != nil && r.M.ToolCallID != "" {
+				if c.Results == nil {
+					c.Results = map[string]ResultNote{}
+				}
+				c.Results[r.M.ToolCallID] = *r.Note
+			}
 		}
 	case "start":
 		started[r.Call] = true

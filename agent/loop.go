@@ -43,6 +43,19 @@ type Loop struct {
 	// Invocation is who runs the tools (main agent, or a subagent at depth 1).
 	Invocation tools.Invocation
 	Observer   Observer
+	// Recorder, when set, is told of every complete message the turn adds,
+	// in order, and of each tool call before it starts (the conversation
+	// log saves them as they happen).
+	Recorder Recorder
+}
+
+// Recorder receives a turn's complete messages as they are added.
+type Recorder interface {
+	// Message is an assistant message or a tool result; res is the tool's
+	// result for a tool message (nil otherwise).
+	Message(m Message, res *tools.Result)
+	// ToolStarted is called right before a tool runs.
+	ToolStarted(call ToolCall)
 }
 
 type forkKey struct{}
@@ -111,15 +124,24 @@ func (l *Loop) Run(ctx context.Context, msgs []Message) ([]Message, error) {
 			}
 		}
 		conv = append(conv, am)
+		l.record(am, nil)
 		if len(calls) == 0 {
 			return conv, nil
 		}
 		for _, call := range calls {
 			if ctx.Err() != nil {
-				conv = append(conv, ToolMessage(call, `{"error":"not run: the turn was cancelled"}`))
+				res := tools.Result{Content: `{"error":"not run: the turn was cancelled"}`, Summary: "not run", IsError: true}
+				m := ToolMessage(call, res.Content)
+				conv = append(conv, m)
+				l.record(m, &res)
 				continue
 			}
-			conv = append(conv, l.runTool(ctx, obs, conv, call))
+			if l.Recorder != nil {
+				l.Recorder.ToolStarted(call)
+			}
+			m, res := l.runTool(ctx, obs, conv, call)
+			conv = append(conv, m)
+			l.record(m, &res)
 		}
 		if err := ctx.Err(); err != nil {
 			return conv, err
@@ -140,7 +162,13 @@ const cancelGrace = 300 * time.Millisecond
 // cancelled turn ends at once even when a tool is stuck (e.g. in a system
 // call that ignores its context): the call is then answered with
 // cancelledToolResult and the tool's late result is dropped.
-func (l *Loop) runTool(ctx context.Context, obs Observer, conv []Message, call ToolCall) Message {
+func (l *Loop) record(m Message, res *tools.Result) {
+	if l.Recorder != nil {
+		l.Recorder.Message(m, res)
+	}
+}
+
+func (l *Loop) runTool(ctx context.Context, obs Observer, conv []Message, call ToolCall) (Message, tools.Result) {
 	args := json.RawMessage(call.Arguments)
 	summary := call.Name
 	if l.Registry != nil {
@@ -175,7 +203,7 @@ func (l *Loop) runTool(ctx context.Context, obs Observer, conv []Message, call T
 		grace.Stop()
 	}
 	obs.ToolResult(call, res)
-	return ToolMessage(call, res.Content)
+	return ToolMessage(call, res.Content), res
 }
 
 // toolCallIDs is the set of tool-call ids the assistant messages of msgs use.

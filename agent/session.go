@@ -48,6 +48,12 @@ type SessionConfig struct {
 	// MissingKey, when set, is the one-line error shown instead of starting a
 	// turn (e.g. how to set OPENROUTER_API_KEY).
 	MissingKey string
+	// Conversations saves the conversation after every message; nil: kept
+	// in memory only.
+	Conversations *ConversationStore
+	// Resume continues the workspace's newest saved conversation at start
+	// (setup({ resume = "last" })).
+	Resume bool
 	// MaxIterations bounds model calls per turn (default 20).
 	MaxIterations int
 	// ContextBudget is the estimated token size above which older parts of
@@ -77,6 +83,15 @@ type Session struct {
 	done      chan struct{}
 	subShown  bool
 	closed    bool
+	// queued are messages submitted while a turn ran; they go out together
+	// as the next user message when it ends.
+	queued []string
+
+	// logMu guards the conversation log; never taken while holding mu.
+	logMu     sync.Mutex
+	log       *ConversationLog
+	savedLive []Message // the live conversation as the log has it (no system message)
+	logFailed bool
 }
 
 // NewSession builds the system prompt once and, when a plan was saved,
@@ -96,6 +111,9 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	s.ui.Info(s.info())
 	s.ui.SetState(StateIdle)
 	s.ui.Usage(Usage{}, Usage{})
+	if cfg.Conversations != nil && cfg.Resume {
+		s.resumeNewest()
+	}
 	return s, nil
 }
 
@@ -163,7 +181,7 @@ func (s *Session) Submit(text string) {
 		// Commands that wait for the user run on their own goroutine; the
 		// others run in order with the messages around them, so a message
 		// sent right after /undo revert or /plan clear sees their effect.
-		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" {
+		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" || name == "/sessions" {
 			go s.command(text)
 		} else {
 			s.command(text)
@@ -190,9 +208,10 @@ func (s *Session) submitMessage(text string) {
 		return
 	}
 	if s.running {
+		s.queued = append(s.queued, text)
+		n := len(s.queued)
 		s.mu.Unlock()
-		s.ui.Error("Fido is still working on the previous message: wait for it, or cancel it with <C-c> or :FidoCancel")
-		s.ui.RestoreDraft(text)
+		s.ui.Notice(fmt.Sprintf("queued (%d): %s — sent when this turn ends; <C-c> cancels and puts it back in the input", n, firstLine(text)))
 		return
 	}
 	if s.cfg.MissingKey != "" {
@@ -233,8 +252,11 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 		Invocation:    tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}},
 		Observer:      obs,
 	}
+	loop.Recorder = convRecorder{s}
+	user := Message{Role: RoleUser, Content: text}
+	s.save(func(l *ConversationLog) error { return l.Append(user) }, user)
 	before := len(msgs) + 1
-	conv, err := loop.Run(ctx, append(msgs, Message{Role: RoleUser, Content: text}))
+	conv, err := loop.Run(ctx, append(msgs, user))
 	progressed := len(conv) > before
 
 	s.mu.Lock()
@@ -249,7 +271,24 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	s.messages = append(s.messages, s.pending...)
 	s.pending = nil
 	s.running, s.cancelled, s.cancel, s.draft = false, false, nil, ""
+	queued := s.queued
+	s.queued = nil
+	total := s.total
 	s.mu.Unlock()
+	s.syncLive("end of turn")
+	s.logMu.Lock()
+	if s.log != nil {
+		_ = s.log.SetMeta("", "", total.Cost)
+	}
+	s.logMu.Unlock()
+	if len(queued) > 0 {
+		if cancelled {
+			// Cancel put them back into the input already.
+			queued = nil
+		} else {
+			defer s.submitMessage(strings.Join(queued, "\n\n"))
+		}
+	}
 
 	switch {
 	case err == nil:
@@ -293,19 +332,24 @@ func (s *Session) Cancel() {
 	if running {
 		s.cancelled = true
 	}
+	queued := s.queued
+	s.queued = nil
 	s.mu.Unlock()
 	if !running {
 		return
 	}
 	cancel()
 	s.ui.Notice("cancelled")
-	if draft != "" {
-		s.ui.RestoreDraft(draft)
+	// The cancelled message, then what was queued behind it, back in the
+	// input for editing.
+	if back := strings.Join(append([]string{draft}, queued...), "\n\n"); strings.TrimSpace(back) != "" {
+		s.ui.RestoreDraft(strings.TrimSpace(back))
 	}
 	s.event(EvCancel)
 }
 
-// Close cancels any turn; later submissions are ignored.
+// Close cancels any turn and releases the saved conversation; later
+// submissions are ignored.
 func (s *Session) Close() {
 	s.mu.Lock()
 	s.closed = true
@@ -314,6 +358,13 @@ func (s *Session) Close() {
 	if cancel != nil {
 		cancel()
 	}
+	s.closeLog()
+}
+
+// firstLine is text's first line, shortened for a notice.
+func firstLine(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	return tools.Shorten(line, 60)
 }
 
 // AddSubagentUsage adds a subagent's model usage to the totals and to the

@@ -122,16 +122,19 @@ func TestSessionProviderErrorIsOneLineAndLosesNothing(t *testing.T) {
 	assert.Len(t, s.Messages(), 3)
 }
 
-func TestSessionBusyAndMissingKey(t *testing.T) {
+// A message sent while a turn runs is queued; <C-c> puts the cancelled
+// message and the queued ones back into the input.
+func TestSessionQueuesWhileBusyAndMissingKey(t *testing.T) {
 	p := &scriptProvider{block: true}
 	p.add(scriptReply{})
 	s, ui := newTestSession(t, p, SessionConfig{})
 	s.Submit("one")
 	s.Submit("two")
-	assert.True(t, ui.has("error Fido is still working"))
-	assert.Contains(t, ui.drafts, "two")
+	s.Submit("three")
+	assert.True(t, ui.has("notice queued (2): three"))
 	s.Cancel()
 	waitIdle(t, s)
+	assert.Contains(t, ui.drafts, "one\n\ntwo\n\nthree")
 
 	s2, ui2 := newTestSession(t, &scriptProvider{}, SessionConfig{MissingKey: MissingKeyMessage})
 	s2.Submit("hi")

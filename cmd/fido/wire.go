@@ -116,6 +116,8 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		Undo:          func(n int) []string { return undoLines(undo, n) },
 		UndoRevert:    ws.RevertLast,
 		ContextBudget: cfg.ContextTokens,
+		Conversations: agent.NewConversationStore(filepath.Join(stateDir, "conversations")),
+		Resume:        cfg.Resume,
 		MissingKey:    missing,
 	})
 	if err != nil {

@@ -10,6 +10,11 @@ M.slash = {
   "/undo",
   "/undo revert",
   "/reasoning",
+  "/new",
+  "/sessions",
+  "/sessions delete",
+  "/rename",
+  "/fork",
   "/reload-instructions",
   "/help",
   "/quit",
@@ -18,6 +23,7 @@ local sub = {
   ["/plan"] = { "clear" },
   ["/undo"] = { "revert" },
   ["/reasoning"] = { "minimal", "low", "medium", "high", "default" },
+  ["/sessions"] = { "delete" },
 }
 
 local function starts(s, prefix)
@@ -107,7 +113,7 @@ local function fido(opts)
   fido_api.submit(text)
 end
 
---- Defines :Fido, :FidoPlan and :FidoCancel.
+--- Defines :Fido, :FidoPlan, :FidoCancel and :FidoSessions.
 function M.define()
   local create = vim.api.nvim_create_user_command
   create("Fido", fido, {
@@ -134,6 +140,21 @@ function M.define()
   create("FidoCancel", function()
     require("fido").cancel()
   end, { nargs = 0, desc = "Fido: cancel the running turn and any subagent" })
+  create("FidoSessions", function(opts)
+    local arg = opts.args or ""
+    if arg ~= "" and arg ~= "delete" then
+      vim.notify("Fido: :FidoSessions takes nothing or delete", vim.log.levels.ERROR, { title = "Fido" })
+      return
+    end
+    require("fido").open(false)
+    require("fido").submit(arg == "" and "/sessions" or "/sessions delete")
+  end, {
+    nargs = "?",
+    complete = function(arglead)
+      return starts("delete", arglead) and { "delete" } or {}
+    end,
+    desc = "Fido: resume a saved conversation of this workspace; :FidoSessions delete deletes one",
+  })
 end
 
 return M

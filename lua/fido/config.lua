@@ -14,6 +14,7 @@ M.defaults = {
   plan = { min_width = 60, width = 0.35, auto_show = true },
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
   idle_timeout_ms = nil, -- FIDO_IDLE_TIMEOUT; a model stream with no data for this long fails (default 120000)
+  resume = "last", -- FIDO_RESUME: "last" continues the workspace's newest saved conversation, "new" starts afresh
 }
 
 -- name -> { types, check (optional), description }
@@ -53,6 +54,13 @@ local schema = {
   },
   plan = { { "table" } },
   log_file = { { "string", "nil" } },
+  resume = {
+    { "string" },
+    function(v)
+      return v == "last" or v == "new"
+    end,
+    '"last" or "new"',
+  },
   idle_timeout_ms = {
     { "number", "nil" },
     function(v)
