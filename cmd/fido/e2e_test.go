@@ -546,7 +546,7 @@ func TestE2EWebsearch(t *testing.T) {
 	assert.Contains(t, f.transcript(t), "● websearch")
 }
 
-// bash_exec asks through vim.ui.select with the command in the prompt; "Run
+// bash_exec asks through vim.ui.select with the command beside it; "Run
 // once" runs it in the workspace, its output reaches the model, and a buffer
 // whose file the command changed is reloaded; "Deny" runs nothing.
 func TestE2EBashExecApprovalAndRefresh(t *testing.T) {
@@ -573,8 +573,10 @@ end`)
 	}
 	f.Lua(t, &asked, `return _G.asked`)
 	require.Len(t, asked, 1)
-	assert.Contains(t, asked[0].Prompt, "echo v2-longer > version.txt")
-	assert.Equal(t, []string{"Run once", "Always this session", "Deny"}, asked[0].Items)
+	assert.Equal(t, "Run this command? (shown above)", asked[0].Prompt)
+	assert.Equal(t, []string{"Deny", "Run once", "Always this session"}, asked[0].Items, "the least permissive choice first")
+	assert.Contains(t, f.Lines(t, "fido://question/call_b"), "echo v2-longer > version.txt && pwd && echo done",
+		"the whole command is shown beside the picker")
 	msgs := f.srv.Requests()[1].Get("messages").Array()
 	out := msgs[len(msgs)-1].Get("content").String()
 	assert.Contains(t, out, f.Dir, "runs in the workspace root")

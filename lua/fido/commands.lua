@@ -69,7 +69,7 @@ local function fido(opts)
   fido_api.submit(text)
 end
 
---- Defines :Fido, :FidoPlan and :FidoCancel.
+--- Defines :Fido, :FidoPlan, :FidoCancel, :FidoApprove and :FidoShow.
 function M.define()
   local create = vim.api.nvim_create_user_command
   create("Fido", fido, {
@@ -96,6 +96,24 @@ function M.define()
   create("FidoCancel", function()
     require("fido").cancel()
   end, { nargs = 0, desc = "Fido: cancel the running turn and any subagent" })
+  create("FidoApprove", function()
+    require("fido.questions").reopen()
+  end, { nargs = 0, desc = "Fido: open the waiting approval or question now (or reopen it)" })
+  create("FidoShow", function(opts)
+    require("fido.questions").show(opts.args)
+  end, {
+    nargs = 1,
+    complete = function(arglead)
+      local out = {}
+      for _, c in ipairs(require("fido.questions").calls()) do
+        if starts(c, arglead) then
+          table.insert(out, c)
+        end
+      end
+      return out
+    end,
+    desc = "Fido: show the full text of a tool call (a command, code) in a scratch buffer",
+  })
 end
 
 return M

@@ -37,6 +37,8 @@ end
 
 --- Cancels the running turn and any subagent.
 function M.cancel()
+  -- Any open question's picker closes at once (counted as dismissed).
+  require("fido.questions").cancel_all()
   if require("fido.host").chan() then
     require("fido.host").notify("fido_cancel")
   end
@@ -121,6 +123,10 @@ function M.statusline()
   end
   local state = st.state or "idle"
   local label = state == "idle" and "● idle" or (spinner[spin.frame] .. " " .. state)
+  local waiting = require("fido.questions").pending()
+  if waiting then
+    label = "? waiting for " .. (waiting == "approval" and "approval" or "your answer")
+  end
   -- %< at the start: a narrow window loses the model name first, never the totals.
   local left = " %<" .. table.concat(parts, " · ") .. "  " .. esc(label)
   local right = string.format(
