@@ -298,3 +298,54 @@ end)()`), "the preview closes with the question")
 	assert.Equal(t, lines, shown[1:])
 	assert.True(t, n.Bool(t, `vim.bo.filetype == "sh" and vim.api.nvim_buf_get_name(0):match("fido://show/call_m$") ~= nil`))
 }
+
+const eventPlanArgs = `{"reason":"fix the lexer","items":[` +
+	`{"id":"impl","title":"Fix tokenizing","status":"in_progress","next_action":"patch lexer.go"}]}`
+
+// User FidoPlanUpdated, FidoApprovalNeeded and FidoTurnDone fire with their
+// data (vim.g.fido_event on 0.7, which has no autocmd data); with Fido's
+// windows closed a notification says an approval is needed and the turn ended.
+func TestE2EUserEvents(t *testing.T) {
+	n, srv := startFido(t)
+	n.Lua(t, nil, fakePicker)
+	n.Lua(t, nil, `_G.events = {}
+for _, p in ipairs({ "FidoPlanUpdated", "FidoApprovalNeeded", "FidoTurnDone" }) do
+  vim.api.nvim_create_autocmd("User", { pattern = p, callback = function(ev)
+    table.insert(_G.events, { name = p, data = ev.data or vim.g.fido_event })
+  end })
+end`)
+	srv.Enqueue(
+		llmtest.Reply().ToolCall("call_p", "update_plan", eventPlanArgs, 2).
+			ToolCall("call_x", "bash_exec", `{"command":"true"}`, 2).Finish("tool_calls").Usage(100, 20, 0, 0.001),
+		llmtest.Text("Done.").Usage(50, 5, 0, 0.001),
+	)
+	n.Lua(t, nil, `require("fido").submit("plan and run")`)
+	n.WaitFor(t, `_G.fake.open ~= nil`, 10*time.Second, `_G.events`)
+	keys(t, n, "<CR>") // Deny
+	n.WaitFor(t, `#vim.tbl_filter(function(e) return e.name == "FidoTurnDone" end, _G.events) == 1`, 10*time.Second, `_G.events`)
+	var evs []struct {
+		Name string         `msgpack:"name"`
+		Data map[string]any `msgpack:"data"`
+	}
+	n.Lua(t, &evs, `return _G.events`)
+	byName := map[string]map[string]any{}
+	for _, e := range evs {
+		byName[e.Name] = e.Data
+	}
+	require.Contains(t, byName, "FidoPlanUpdated")
+	plan, _ := byName["FidoPlanUpdated"]["plan"].(map[string]any)
+	require.NotNil(t, plan, "the plan is in the data")
+	assert.EqualValues(t, 1, plan["version"])
+	require.Contains(t, byName, "FidoApprovalNeeded")
+	assert.Equal(t, "call_x", byName["FidoApprovalNeeded"]["call"])
+	assert.Equal(t, true, byName["FidoApprovalNeeded"]["approval"])
+	assert.Equal(t, "true", byName["FidoApprovalNeeded"]["detail"])
+	usage, _ := byName["FidoTurnDone"]["usage"].(map[string]any)
+	require.NotNil(t, usage)
+	assert.EqualValues(t, 2, usage["calls"])
+	var notes []string
+	n.Lua(t, &notes, `return vim.tbl_map(function(x) return x.msg end, _G.fido_notes)`)
+	joined := strings.Join(notes, "\n")
+	assert.Contains(t, joined, "approval needed: Run this command?")
+	assert.Contains(t, joined, "the turn is done")
+}

@@ -88,19 +88,35 @@ local function call_module(name, payload)
   end
 end
 
+-- User FidoTurnDone with the totals; a notification when none of Fido's
+-- windows is visible (the user is elsewhere and would not see it end).
+local function turn_ended()
+  local st = state.status
+  vim.schedule(function()
+    require("fido.events").fire("FidoTurnDone", { model = st.model, usage = st.usage, subagent_usage = st.subagent_usage })
+    if layout.transcript_win() == nil and layout.input_win() == nil then
+      vim.notify("Fido: the turn is done (:Fido shows it)", vim.log.levels.INFO, { title = "Fido" })
+    end
+  end)
+end
+
 --- Applies one batch from the host.
 function M.apply(batch)
   if batch.transcript and batch.transcript ~= vim.NIL then
     apply_transcript(batch.transcript)
   end
+  local plan_updated = false
   if batch.plan_state and batch.plan_state ~= vim.NIL then
     state.plan = nilify(batch.plan_state.plan)
     state.status.plan = state.plan
+    plan_updated = true
   end
+  local turn_done = false
   if batch.status and batch.status ~= vim.NIL then
     local st = batch.status
     st.plan = state.plan
     st.subagent = nilify(st.subagent)
+    turn_done = st.state == "idle" and state.status.state ~= "idle"
     state.status = st
     require("fido").status_changed(st)
   end
@@ -118,6 +134,15 @@ function M.apply(batch)
   end
   if type(batch.draft) == "string" then
     layout.set_input(batch.draft, false)
+  end
+  if plan_updated then
+    local p = state.plan
+    vim.schedule(function()
+      require("fido.events").fire("FidoPlanUpdated", { plan = p })
+    end)
+  end
+  if turn_done then
+    turn_ended()
   end
 end
 

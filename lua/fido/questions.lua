@@ -41,16 +41,6 @@ vim.on_key(function()
   state.last_key = now()
 end, key_ns)
 
---- Fires User {pattern} with data (0.8+; plain User autocmd on 0.7, where
---- the data is also in vim.g.fido_event).
-function M.event(pattern, data)
-  vim.g.fido_event = data
-  local ok = pcall(api.nvim_exec_autocmds, "User", { pattern = pattern, modeline = false, data = data })
-  if not ok then
-    pcall(api.nvim_exec_autocmds, "User", { pattern = pattern, modeline = false })
-  end
-end
-
 local function fido_visible()
   local layout = require("fido.layout")
   return layout.transcript_win() ~= nil or layout.input_win() ~= nil
@@ -445,7 +435,7 @@ function M.push(q)
     notify("Fido: " .. (q.approval and "approval needed: " or "question: ") .. q.prompt
       .. " (:FidoApprove opens it)")
   end
-  M.event("FidoApprovalNeeded", { id = q.id, kind = q.kind, approval = q.approval == true, prompt = q.prompt,
+  require("fido.events").fire("FidoApprovalNeeded", { id = q.id, kind = q.kind, approval = q.approval == true, prompt = q.prompt,
     items = q.items, call = q.call, detail = q.detail })
   redraw()
   start_timer()
