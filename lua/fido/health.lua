@@ -43,7 +43,7 @@ function M.check()
   local config = require("fido.config")
 
   r.start("Fido binary")
-  local bin, err = host.binary()
+  local bin, err, tried = host.binary()
   if bin then
     local v, verr = version_of(bin)
     if v then
@@ -52,7 +52,7 @@ function M.check()
       r.error(string.format("%s does not run: %s", bin, verr or "?"), { "Run `make` in " .. host.plugin_root() })
     end
   else
-    r.error(err, { "Run `make` in " .. host.plugin_root() })
+    r.error(err, { "tried: " .. table.concat(tried or {}, ", "), "or set setup({ binary = ... })" })
   end
   r.info("log file: " .. host.log_path())
 
