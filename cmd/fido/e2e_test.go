@@ -515,7 +515,7 @@ vim.api.nvim_win_set_cursor(0, {1, 7})`)
 	assert.NotContains(t, offered, "build/out.bin", "ignored files are not offered")
 	var comp []string
 	f.Lua(t, &comp, `return vim.fn.getcompletion("Fido explain @pk", "cmdline")`)
-	assert.Contains(t, comp, "@pkg/")
+	assert.Equal(t, []string{"@pkg/lexer.go"}, comp, "the picker's files, ignore rules applied")
 }
 
 // websearch reaches the configured Tavily endpoint with the key in the
