@@ -125,6 +125,8 @@ func TestE2ETranscriptStatuslineIsLocal(t *testing.T) {
 	var shown []string
 	f.Lua(t, &shown, `
 		local tw = require("fido.layout").transcript_win()
+		vim.o.columns = 300
+		vim.api.nvim_win_set_width(tw, 200) -- wide enough for every segment
 		vim.api.nvim_set_current_win(tw)
 		vim.cmd("split")
 		vim.cmd("enew")
@@ -349,6 +351,8 @@ func TestE2EDelegateShowsSubagentBar(t *testing.T) {
 	assert.InDelta(t, 0.015, st.Usage.Cost, 1e-9)
 	var line string
 	f.Lua(t, &line, `local w = require("fido.layout").transcript_win()
+		vim.o.columns = 300
+		vim.api.nvim_win_set_width(w, 200) -- wide enough for every segment
 		return vim.api.nvim_eval_statusline(vim.api.nvim_win_get_option(w, "statusline"), { winid = w, maxwidth = 300 }).str`)
 	assert.Contains(t, line, "4 calls")
 	assert.Contains(t, line, "(sub 2 · $0.0050)", "subagent usage shown separately in the statusline")
