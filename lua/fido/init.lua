@@ -85,11 +85,21 @@ end
 
 --- Called by the bridge with each new status: animates the spinner only
 --- while a turn runs.
+local last_running = false
+
 function M.status_changed(st)
   if st.state == "idle" then
     stop_spinner()
   else
     start_spinner()
+  end
+  -- The plan float is compact while a turn runs, full when idle.
+  local running = st.state ~= "idle"
+  if running ~= last_running then
+    last_running = running
+    pcall(function()
+      require("fido.planwin").refresh()
+    end)
   end
   -- All statuslines: the user's own may show require("fido").status().
   vim.cmd("redrawstatus!")
