@@ -249,6 +249,18 @@ function M.open(enter)
   style_input(iwin)
   state.twin, state.iwin = twin, iwin
   watch_resize()
+  if not state.lualine_told then
+    state.lualine_told = true
+    local ok, missing = pcall(function()
+      return require("fido.health").lualine_missing()
+    end)
+    if ok and missing then
+      vim.schedule(function()
+        vim.notify("Fido: lualine replaces Fido's statusline and subagent bar; see :checkhealth fido for the "
+          .. "disabled_filetypes line to add", vim.log.levels.WARN, { title = "Fido" })
+      end)
+    end
+  end
   -- Start at the tail so the transcript follows new output.
   api.nvim_win_set_cursor(twin, { api.nvim_buf_line_count(tbuf), 0 })
   if enter then
