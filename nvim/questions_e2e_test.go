@@ -187,8 +187,9 @@ func TestE2EFidoApproveReopens(t *testing.T) {
 	require.NoError(t, n.Command("FidoApprove"))
 	n.WaitFor(t, `fake_count() == 2 and _G.fake.open ~= nil`, 5*time.Second, `_G.fake.log`)
 	keys(t, n, "j<CR>") // the second item: Run once
-	n.WaitFor(t, `require("fido").status().state == "idle"`, 10*time.Second)
-	assert.Contains(t, lastToolResult(t, srv, 1), "touch ran.txt")
+	// The model's next request carries the result (the status may not have
+	// left "idle" yet when the picker opened: prompts are not coalesced).
+	assert.NotContains(t, lastToolResult(t, srv, 1), "declined")
 	_, err := os.Stat(filepath.Join(n.Dir, "ran.txt"))
 	assert.NoError(t, err, "the reopened approval ran the command")
 }
@@ -291,6 +292,8 @@ return { lines = ls, filetype = vim.bo[b].filetype, title = title, focusable = c
   return true
 end)()`), "the preview closes with the question")
 
+	n.WaitFor(t, `vim.fn.match(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), ":FidoShow call_m") >= 0`,
+		5*time.Second, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
 	require.NoError(t, n.Command("FidoShow call_m"))
 	var shown []string
 	n.Lua(t, &shown, `return vim.api.nvim_buf_get_lines(0, 0, -1, false)`)
@@ -348,4 +351,28 @@ end`)
 	joined := strings.Join(notes, "\n")
 	assert.Contains(t, joined, "approval needed: Run this command?")
 	assert.Contains(t, joined, "the turn is done")
+}
+
+// javascript_execute asking for the network shows the whole script (as
+// javascript) above a one-line prompt, "Run offline" first.
+func TestE2ENetworkApprovalShowsTheCode(t *testing.T) {
+	n, srv := startQuestions(t)
+	code := "const r = await fetch('http://localhost:1/x');\nconsole.log(r.status);\nmodule.exports = 1"
+	srv.Enqueue(llmtest.Reply().ToolCall("call_js", "javascript_execute",
+		fmt.Sprintf(`{"code":%q,"allow_network":true}`, code), 2).Finish("tool_calls"), llmtest.Text("Done."))
+	n.Lua(t, nil, `require("fido").submit("fetch it")`)
+	n.WaitFor(t, `_G.fake.open ~= nil`, 10*time.Second, `_G.fake.log`)
+	var asked struct {
+		Prompt string   `msgpack:"prompt"`
+		Items  []string `msgpack:"items"`
+	}
+	n.Lua(t, &asked, `return _G.fake.log[1]`)
+	assert.Equal(t, []string{"Run offline", "Allow network"}, asked.Items)
+	assert.NotContains(t, asked.Prompt, "\n")
+	assert.Contains(t, asked.Prompt, "shown above")
+	body := n.Lines(t, "fido://question/call_js")
+	assert.Subset(t, body, strings.Split(code, "\n"), "the whole script")
+	assert.True(t, n.Bool(t, `vim.bo[vim.fn.bufnr("fido://question/call_js")].filetype == "javascript"`))
+	keys(t, n, "<CR>") // Run offline
+	assert.Contains(t, lastToolResult(t, srv, 1), "offline")
 }

@@ -356,6 +356,10 @@ func (u *UI) Ask(ctx context.Context, q tools.Question) (int, error) {
 	if u.prompts == nil {
 		return -1, errors.New("fido: no editor connection")
 	}
+	if q.CallID != "" && q.Detail != "" {
+		// The transcript's one-line summary says where the whole text is.
+		u.update(func() { u.tr.ToolNote(q.CallID, ":FidoShow "+q.CallID) })
+	}
 	return u.prompts.question(ctx, q)
 }
 
