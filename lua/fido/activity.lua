@@ -266,18 +266,32 @@ end)
 -- which added WinResized.
 do
   local group = api.nvim_create_augroup("FidoActivity", { clear = true })
-  local events = { "VimResized", "WinScrolled", "WinNew", "WinClosed", "TabEnter" }
-  if vim.fn.exists("##WinResized") == 1 then
-    table.insert(events, "WinResized")
+  if has_winbar then
+    -- Only a resize re-fits the winbar (a closed window's bar is dealt with
+    -- when the layout reopens, see apply_winbar).
+    local events = { "VimResized", "WinScrolled" }
+    if vim.fn.exists("##WinResized") == 1 then
+      table.insert(events, "WinResized")
+    end
+    api.nvim_create_autocmd(events, {
+      group = group,
+      callback = function()
+        local w = state.bar_win
+        if w and api.nvim_win_is_valid(w) and visible(state.payload) then
+          vim.schedule(render)
+        end
+      end,
+    })
+  else
+    api.nvim_create_autocmd({ "VimResized", "WinScrolled", "WinNew", "WinClosed", "TabEnter" }, {
+      group = group,
+      callback = function()
+        if state.float or visible(state.payload) then
+          vim.schedule(render)
+        end
+      end,
+    })
   end
-  api.nvim_create_autocmd(events, {
-    group = group,
-    callback = function()
-      if state.float or state.bar_win or visible(state.payload) then
-        vim.schedule(render)
-      end
-    end,
-  })
 end
 
 return M

@@ -170,7 +170,8 @@ local function show_preview(q)
   local info, body = detail_lines(q)
   local name = "fido://question/" .. (q.call ~= "" and q.call or tostring(q.id))
   local b = detail_buf(name, body, q.filetype)
-  local width = 20
+  local title = table.concat(info, " · ")
+  local width = math.max(20, vim.fn.strdisplaywidth(title) + 4)
   for _, l in ipairs(body) do
     width = math.max(width, vim.fn.strdisplaywidth(l) + 1)
   end
@@ -187,11 +188,10 @@ local function show_preview(q)
     focusable = false,
     zindex = 45,
   }
-  local title = table.concat(info, " · ")
-  if title ~= "" and vim.fn.has("nvim-0.9") == 1 then
-    cfg.title = " " .. title:sub(1, math.max(1, width - 4)) .. " "
+  if title ~= "" and vim.fn.has("nvim-0.9") == 1 and vim.fn.strdisplaywidth(title) + 2 <= width then
+    cfg.title = " " .. title .. " "
   elseif title ~= "" then
-    -- No float titles before 0.9: the first line says it instead.
+    -- No float titles before 0.9 (or one too wide): the first line says it.
     api.nvim_buf_set_option(b, "modifiable", true)
     api.nvim_buf_set_lines(b, 0, 0, false, { "# " .. title })
     api.nvim_buf_set_option(b, "modifiable", false)
