@@ -376,3 +376,21 @@ func TestE2ENetworkApprovalShowsTheCode(t *testing.T) {
 	keys(t, n, "<CR>") // Run offline
 	assert.Contains(t, lastToolResult(t, srv, 1), "offline")
 }
+
+// A picker without windows of its own (answering later) is not dismissed
+// when a notification float (unfocusable, as nvim-notify's) opens and
+// closes meanwhile.
+func TestE2EQuestionIgnoresNotificationFloats(t *testing.T) {
+	n, srv := startFido(t)
+	require.NoError(t, n.Command("Fido"))
+	n.Lua(t, nil, `vim.ui.select = function(items, opts, cb) _G.later = function() cb(items[1], 1) end end`)
+	approvalTurn(t, n, srv, "call_n", "touch ran.txt")
+	n.WaitFor(t, `_G.later ~= nil`, 10*time.Second)
+	n.Lua(t, nil, `local b = vim.api.nvim_create_buf(false, true)
+local w = vim.api.nvim_open_win(b, false, { relative = "editor", row = 0, col = 0, width = 20, height = 1, focusable = false })
+vim.defer_fn(function() vim.api.nvim_win_close(w, true) end, 50)`)
+	time.Sleep(700 * time.Millisecond)
+	assert.True(t, n.Bool(t, `require("fido.questions").current() ~= nil`), "still waiting for the picker")
+	n.Lua(t, nil, `_G.later()`)
+	assert.Contains(t, lastToolResult(t, srv, 1), "the user denied")
+}

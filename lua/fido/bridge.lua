@@ -27,6 +27,10 @@ local function nilify(v)
   return v
 end
 
+-- Loaded with the first batch (the host's start), so keystrokes are counted
+-- before any question arrives (see fido.questions' typing pause).
+require("fido.questions")
+
 -- Every group, transcript ones included, lives in fido.highlights (which
 -- also re-applies them on ColorScheme).
 require("fido.highlights").setup()

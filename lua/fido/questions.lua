@@ -351,7 +351,9 @@ end
 -- replaced by another never call back).
 function record(q)
   for _, w in ipairs(api.nvim_list_wins()) do
-    if not q.before[w] and w ~= q.preview then
+    -- Focusable only: a notification float (nvim-notify, noice) that
+    -- appears meanwhile is not the picker, and its closing is no answer.
+    if not q.before[w] and w ~= q.preview and api.nvim_win_get_config(w).focusable ~= false then
       q.wins[w] = true
     end
   end
