@@ -30,6 +30,9 @@ type Config struct {
 	StateRoot string
 	// ContextTokens is the context budget (FIDO_CONTEXT_TOKENS; 0 = default).
 	ContextTokens int
+	// ConfigDir holds the user's own Fido files: AGENTS.md, commands/
+	// (<XDG config home>/fido).
+	ConfigDir string
 }
 
 // ConfigFromEnv resolves the configuration from environment variables.
@@ -58,6 +61,7 @@ func ConfigFromEnv(getenv func(string) string) Config {
 	if c.StateRoot == "" {
 		c.StateRoot = filepath.Join(xdg.StateHome, "fido")
 	}
+	c.ConfigDir = filepath.Join(xdg.ConfigHome, "fido")
 	return c
 }
 

@@ -41,6 +41,10 @@ type SessionConfig struct {
 	Undo func(n int) []string
 	// UndoRevert reverts the newest mutation (/undo revert) and describes it.
 	UndoRevert func(ctx context.Context) (string, error)
+	// UserCommands finds the Markdown-defined slash commands (looked up
+	// again at every use, so new files need no restart) and the problems
+	// met; nil: none.
+	UserCommands func() ([]UserCommand, []string)
 	// MissingKey, when set, is the one-line error shown instead of starting a
 	// turn (e.g. how to set OPENROUTER_API_KEY).
 	MissingKey string
@@ -165,6 +169,11 @@ func (s *Session) Submit(text string) {
 		}
 		return
 	}
+	s.submitMessage(text)
+}
+
+// submitMessage starts a turn with a user message (never a /command).
+func (s *Session) submitMessage(text string) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -9,8 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 //go:embed read_file.md
@@ -97,22 +98,20 @@ func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessa
 		return ErrorResult("read_file: %v", err), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	f, err := os.Open(abs)
+	// Opened without blocking and typed by Fstat of the open descriptor: a
+	// FIFO or device is refused before a byte is read.
+	f, fi, err := t.ws.Sandbox.Open(abs)
 	if err != nil {
 		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
-	}
 	if fi.IsDir() {
 		return ErrorResult("read_file: %s is a directory; use list_files to see its entries", rel), nil
 	}
 	if !fi.Mode().IsRegular() {
-		return ErrorResult("read_file: %s is not a regular file", rel), nil
+		return ErrorResult("read_file: %s is not a regular file (it is %s)", rel, confined.TypeName(fi.Mode())), nil
 	}
-	rl, err := readWindow(ctx, f, p.Seek, p.Limit)
+	rl, err := readWindow(ctx, confined.Reader(ctx, f), p.Seek, p.Limit)
 	if err != nil {
 		if errors.Is(err, errBinary) {
 			return ErrorResult("read_file: %s is a binary file (it contains NUL bytes); read_file only reads text", rel), nil

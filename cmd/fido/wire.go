@@ -12,6 +12,7 @@ import (
 	"github.com/fido-nvim/fido/nvim"
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 // serveRPC is the composition root: it serves Neovim on stdio and, once the
@@ -47,6 +48,13 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	ws, err := tools.NewWorkspace(root, editor, undo)
 	if err != nil {
 		return nil, err
+	}
+	// A skipped ignore file changes what the model sees (its ignored files
+	// show up), so the user hears of it once, besides the log.
+	ws.Sandbox.Logf = func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		logger.Print(msg)
+		ui.Notify("Fido "+msg+"; Fido reads only regular files inside the workspace", agent.LevelWarn)
 	}
 	store, notice, err := plan.OpenStore(filepath.Join(stateDir, "plan.json"))
 	if err != nil {
@@ -88,8 +96,17 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		Model:     cfg.Model,
 		Reasoning: cfg.Reasoning,
 		Root:      ws.Root,
+		// Instruction files are read again for every new system message
+		// (a new conversation, /reload-instructions), never mid-conversation.
 		SystemPrompt: func() string {
-			return agent.BuildSystemPrompt(agent.PromptInput{Root: ws.Root, Listing: listing, ToolNames: names})
+			files, problems := agent.LoadInstructions(ws.Sandbox.ReadOwnFile, filepath.Join(cfg.ConfigDir, "AGENTS.md"), confined.ReadPath)
+			for _, p := range problems {
+				logger.Printf("instructions: %s", p)
+			}
+			return agent.BuildSystemPrompt(agent.PromptInput{Root: ws.Root, Listing: listing, ToolNames: names, Instructions: files})
+		},
+		UserCommands: func() ([]agent.UserCommand, []string) {
+			return agent.LoadUserCommands(userCommandDirs(ws, cfg.ConfigDir), agent.Commands)
 		},
 		Plans:         store,
 		SuspendDir:    filepath.Join(stateDir, "suspends"),
@@ -118,6 +135,21 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	}
 	logger.Printf("session ready: root=%s model=%s state=%s tools=%v", ws.Root, cfg.Model, stateDir, names)
 	return session, nil
+}
+
+// userCommandDirs are the folders of Markdown-defined slash commands, in
+// order of precedence; the workspace's are read through the sandbox.
+func userCommandDirs(ws *tools.Workspace, configDir string) []agent.CommandDir {
+	inWorkspace := func(dir string) agent.CommandDir {
+		return agent.CommandDir{Dir: filepath.Join(ws.Root, dir), Read: func(rel string, limit int64) ([]byte, error) {
+			return ws.Sandbox.ReadOwnFile(filepath.ToSlash(filepath.Join(dir, rel)), limit)
+		}}
+	}
+	return []agent.CommandDir{
+		inWorkspace(".fido/commands"),
+		{Dir: filepath.Join(configDir, "commands")},
+		inWorkspace(".claude/commands"),
+	}
 }
 
 // undoLines formats the newest n undo-log entries for /undo.

@@ -46,8 +46,8 @@ local function fido_visible()
   return layout.transcript_win() ~= nil or layout.input_win() ~= nil
 end
 
---- Why a question cannot open now (nil: it can). force skips the typing
---- pause (:FidoApprove).
+--- Why a question cannot open now (nil: it can). force (:FidoApprove, the
+--- user asking for it) skips the typing pause and the focused-float check.
 function M.busy(force)
   local mode = api.nvim_get_mode()
   if mode.blocking then
@@ -61,7 +61,7 @@ function M.busy(force)
     return "prompt"
   end
   local cfg = api.nvim_win_get_config(api.nvim_get_current_win())
-  if cfg.relative and cfg.relative ~= "" then
+  if not force and cfg.relative and cfg.relative ~= "" then
     return "float"
   end
   if not force and now() - state.last_key < M.QUIET_MS then
