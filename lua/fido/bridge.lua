@@ -97,7 +97,10 @@ end
 local function turn_ended()
   local st = state.status
   vim.schedule(function()
-    require("fido.events").fire("FidoTurnDone", { model = st.model, usage = st.usage, subagent_usage = st.subagent_usage })
+    require("fido.events").fire(
+      "FidoTurnDone",
+      { model = st.model, usage = st.usage, subagent_usage = st.subagent_usage }
+    )
     if layout.transcript_win() == nil and layout.input_win() == nil then
       vim.notify("Fido: the turn is done (:Fido shows it)", vim.log.levels.INFO, { title = "Fido" })
     end

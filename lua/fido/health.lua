@@ -140,7 +140,9 @@ function M.check()
   r.start("Prompts")
   local default_select = vim.fn.has("nvim-0.7") == 1 and debug.getinfo(vim.ui.select, "S").source:match("vim/ui%.lua$")
   if default_select then
-    r.info("vim.ui.select: Neovim's default (inputlist); a picker plugin (telescope, fzf-lua, dressing, snacks) makes approvals nicer")
+    r.info(
+      "vim.ui.select: Neovim's default (inputlist); a picker plugin (telescope, fzf-lua, dressing, snacks) makes approvals nicer"
+    )
   else
     r.ok("vim.ui.select is overridden (" .. debug.getinfo(vim.ui.select, "S").short_src .. ")")
   end

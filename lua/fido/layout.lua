@@ -256,8 +256,12 @@ function M.open(enter)
     end)
     if ok and missing then
       vim.schedule(function()
-        vim.notify("Fido: lualine replaces Fido's statusline and subagent bar; see :checkhealth fido for the "
-          .. "disabled_filetypes line to add", vim.log.levels.WARN, { title = "Fido" })
+        vim.notify(
+          "Fido: lualine replaces Fido's statusline and subagent bar; see :checkhealth fido for the "
+            .. "disabled_filetypes line to add",
+          vim.log.levels.WARN,
+          { title = "Fido" }
+        )
       end)
     end
   end

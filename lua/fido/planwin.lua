@@ -219,7 +219,11 @@ function M.apply(payload)
     watch(state.win)
   end
   local win = state.win
-  api.nvim_win_set_option(win, "winhighlight", "Normal:FidoPlanNormal,NormalFloat:FidoPlanNormal,FloatBorder:FidoPlanBorder")
+  api.nvim_win_set_option(
+    win,
+    "winhighlight",
+    "Normal:FidoPlanNormal,NormalFloat:FidoPlanNormal,FloatBorder:FidoPlanBorder"
+  )
   api.nvim_win_set_option(win, "wrap", true)
   api.nvim_win_set_option(win, "linebreak", true)
   api.nvim_win_set_option(win, "scrolloff", 0)

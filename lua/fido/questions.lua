@@ -85,9 +85,13 @@ local function start_timer()
     return
   end
   state.timer = vim.loop.new_timer()
-  state.timer:start(TICK_MS, TICK_MS, vim.schedule_wrap(function()
-    tick()
-  end))
+  state.timer:start(
+    TICK_MS,
+    TICK_MS,
+    vim.schedule_wrap(function()
+      tick()
+    end)
+  )
 end
 
 local function redraw()
@@ -222,8 +226,10 @@ end
 function M.show(call)
   local d = state.details[call or ""]
   if not d then
-    notify("Fido: no full text for call " .. tostring(call) .. " (known: " .. table.concat(M.calls(), ", ") .. ")",
-      vim.log.levels.WARN)
+    notify(
+      "Fido: no full text for call " .. tostring(call) .. " (known: " .. table.concat(M.calls(), ", ") .. ")",
+      vim.log.levels.WARN
+    )
     return false
   end
   local lines = {}
@@ -323,9 +329,13 @@ local function open(q)
   local ok, err = pcall(function()
     if q.kind == "select" then
       local items, order = reorder(q.items, q.safe)
-      vim.ui.select(items, { prompt = q.prompt, kind = q.approval and "fido.approval" or "fido.question" }, function(_, idx)
-        done(idx and order[idx] or nil)
-      end)
+      vim.ui.select(
+        items,
+        { prompt = q.prompt, kind = q.approval and "fido.approval" or "fido.question" },
+        function(_, idx)
+          done(idx and order[idx] or nil)
+        end
+      )
     elseif q.kind == "input" then
       vim.ui.input({ prompt = q.prompt, default = q.default }, function(text)
         done(text)
@@ -389,9 +399,14 @@ function pump(force)
     local q = state.queue[1]
     if not q.announced and (why == "typing" or why == "float" or why == "cmdline") then
       q.announced = true
-      notify(string.format("Fido: %s is waiting; it opens when you %s (:FidoApprove opens it now)",
-        q.approval and "an approval" or "a question",
-        why == "typing" and "pause typing" or (why == "float" and "close the window you are in" or "leave the command line")))
+      notify(
+        string.format(
+          "Fido: %s is waiting; it opens when you %s (:FidoApprove opens it now)",
+          q.approval and "an approval" or "a question",
+          why == "typing" and "pause typing"
+            or (why == "float" and "close the window you are in" or "leave the command line")
+        )
+      )
     end
     return
   end
@@ -434,11 +449,20 @@ function M.push(q)
   end
   if not fido_visible() then
     q.announced = true
-    notify("Fido: " .. (q.approval and "approval needed: " or "question: ") .. q.prompt
-      .. " (:FidoApprove opens it)")
+    notify("Fido: " .. (q.approval and "approval needed: " or "question: ") .. q.prompt .. " (:FidoApprove opens it)")
   end
-  require("fido.events").fire("FidoApprovalNeeded", { id = q.id, kind = q.kind, approval = q.approval == true, prompt = q.prompt,
-    items = q.items, call = q.call, detail = q.detail })
+  require("fido.events").fire(
+    "FidoApprovalNeeded",
+    {
+      id = q.id,
+      kind = q.kind,
+      approval = q.approval == true,
+      prompt = q.prompt,
+      items = q.items,
+      call = q.call,
+      detail = q.detail,
+    }
+  )
   redraw()
   start_timer()
   vim.schedule(function()
