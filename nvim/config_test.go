@@ -21,6 +21,8 @@ func TestSetupValidatesOptions(t *testing.T) {
 		{"bad enum", `{ layout = "up" }`, `layout must be one of "right", "left", "bottom", "tab", got "up"`},
 		{"nested", `{ plan = { auto_show = 1 } }`, "plan.auto_show must be boolean, got number"},
 		{"unknown", `{ colour = true }`, "unknown option colour"},
+		{"idle timeout", `{ idle_timeout_ms = 90000 }`, ""},
+		{"idle timeout not whole", `{ idle_timeout_ms = 0.5 }`, "idle_timeout_ms must be a whole number of milliseconds ≥ 1, got 0.5"},
 		{"not a table", `"x"`, "setup() expects a table, got string"},
 	}
 	for _, c := range cases {

@@ -53,7 +53,9 @@ func (t *RmTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 	} else if target, err := t.ws.Sandbox.Readlink(abs); err == nil {
 		entry.Existed, entry.PriorOmitted = true, "symbolic link to "+target
 	}
+	t.ws.beginUndo(&entry)
 	if err := t.ws.Sandbox.Remove(abs); err != nil {
+		t.ws.abortUndo(entry)
 		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
 	}
 	note := t.ws.record(entry)

@@ -63,7 +63,10 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	if notice != "" {
 		ui.Notify(notice, agent.LevelWarn)
 	}
-	provider := agent.NewOpenRouter(agent.OpenRouterConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
+	for _, w := range cfg.Warnings {
+		ui.Notify("Fido: "+w, agent.LevelWarn)
+	}
+	provider := agent.NewOpenRouter(agent.OpenRouterConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, IdleTimeout: cfg.IdleTimeout})
 
 	var registry *tools.Registry
 	var session *agent.Session
@@ -160,6 +163,9 @@ func undoLines(undo *tools.UndoLog, n int) []string {
 			break
 		}
 		line := fmt.Sprintf("%s  %s %s %s", e.Time.Local().Format("2006-01-02 15:04:05"), e.Tool, e.Op, e.Path)
+		if e.Pending {
+			line += " (interrupted: Fido stopped during this change; /undo revert checks whether it happened)"
+		}
 		switch {
 		case e.Prior != nil:
 			line += fmt.Sprintf(" (prior content kept, %d bytes)", e.PriorSize)

@@ -13,6 +13,7 @@ M.defaults = {
   input_height = 3,
   plan = { min_width = 60, width = 0.35, auto_show = true },
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
+  idle_timeout_ms = nil, -- FIDO_IDLE_TIMEOUT; a model stream with no data for this long fails (default 120000)
 }
 
 -- name -> { types, check (optional), description }
@@ -52,6 +53,13 @@ local schema = {
   },
   plan = { { "table" } },
   log_file = { { "string", "nil" } },
+  idle_timeout_ms = {
+    { "number", "nil" },
+    function(v)
+      return v == nil or (v >= 1 and v == math.floor(v))
+    end,
+    "a whole number of milliseconds ≥ 1",
+  },
 }
 
 local plan_schema = {
