@@ -394,3 +394,19 @@ vim.defer_fn(function() vim.api.nvim_win_close(w, true) end, 50)`)
 	n.Lua(t, nil, `_G.later()`)
 	assert.Contains(t, lastToolResult(t, srv, 1), "the user denied")
 }
+
+// In terminal mode (a terminal picker, a shell) the approval waits until
+// the user leaves it.
+func TestE2EApprovalWaitsForTerminalMode(t *testing.T) {
+	n, srv := startQuestions(t)
+	n.Lua(t, nil, `vim.cmd("wincmd t"); vim.cmd("terminal"); vim.cmd("startinsert")`)
+	n.WaitFor(t, `vim.api.nvim_get_mode().mode == "t"`, 5*time.Second, `vim.api.nvim_get_mode()`)
+	approvalTurn(t, n, srv, "call_term", "touch ran.txt")
+	n.WaitFor(t, `#require("fido.questions").queued() == 1`, 10*time.Second)
+	time.Sleep(800 * time.Millisecond)
+	assert.True(t, n.Bool(t, `fake_count() == 0`), "no picker over the terminal")
+	keys(t, n, `<C-\><C-n>`)
+	n.WaitFor(t, `fake_count() == 1`, 5*time.Second, `vim.api.nvim_get_mode()`)
+	keys(t, n, "<CR>")
+	assert.Contains(t, lastToolResult(t, srv, 1), "the user denied")
+}

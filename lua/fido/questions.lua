@@ -60,6 +60,11 @@ function M.busy(force)
   if m == "r" then
     return "prompt"
   end
+  -- Terminal mode: a terminal picker (fzf-lua in a split) or a shell the
+  -- user types into; keys there must never reach a picker.
+  if m == "t" and not force then
+    return "terminal"
+  end
   local cfg = api.nvim_win_get_config(api.nvim_get_current_win())
   if not force and cfg.relative and cfg.relative ~= "" then
     return "float"
@@ -397,14 +402,19 @@ function pump(force)
   local why = M.busy(force or state.queue[1].forced)
   if why then
     local q = state.queue[1]
-    if not q.announced and (why == "typing" or why == "float" or why == "cmdline") then
+    local where = ({
+      typing = "pause typing",
+      float = "close the window you are in",
+      cmdline = "leave the command line",
+      terminal = "leave terminal mode",
+    })[why]
+    if not q.announced and where then
       q.announced = true
       notify(
         string.format(
           "Fido: %s is waiting; it opens when you %s (:FidoApprove opens it now)",
           q.approval and "an approval" or "a question",
-          why == "typing" and "pause typing"
-            or (why == "float" and "close the window you are in" or "leave the command line")
+          where
         )
       )
     end
@@ -451,18 +461,15 @@ function M.push(q)
     q.announced = true
     notify("Fido: " .. (q.approval and "approval needed: " or "question: ") .. q.prompt .. " (:FidoApprove opens it)")
   end
-  require("fido.events").fire(
-    "FidoApprovalNeeded",
-    {
-      id = q.id,
-      kind = q.kind,
-      approval = q.approval == true,
-      prompt = q.prompt,
-      items = q.items,
-      call = q.call,
-      detail = q.detail,
-    }
-  )
+  require("fido.events").fire("FidoApprovalNeeded", {
+    id = q.id,
+    kind = q.kind,
+    approval = q.approval == true,
+    prompt = q.prompt,
+    items = q.items,
+    call = q.call,
+    detail = q.detail,
+  })
   redraw()
   start_timer()
   vim.schedule(function()
