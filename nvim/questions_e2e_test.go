@@ -109,6 +109,7 @@ func TestE2EApprovalWaitsForTheUsersPicker(t *testing.T) {
 	var line string
 	n.Lua(t, &line, `return require("fido").statusline()`)
 	assert.Contains(t, line, "waiting for approval")
+	assert.True(t, n.Bool(t, `require("fido").status().waiting == "approval"`))
 
 	keys(t, n, "<CR>")
 	n.WaitFor(t, `_G.user_choice == "a.go"`, 5*time.Second, `_G.user_choice`)

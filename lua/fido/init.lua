@@ -17,9 +17,13 @@ end
 --- The status snapshot the host pushes with every flush:
 --- { state, model, reasoning, usage = {calls,input,output,cache_read,cost},
 ---   subagent_usage = {...}, plan = <normalized plan or nil>,
----   subagent = nil or {agent_id, phase, detail, elapsed_ms} }
+---   subagent = nil or {agent_id, phase, detail, elapsed_ms},
+---   waiting = nil or "approval" or "question" }
 function M.status()
-  return require("fido.bridge").status()
+  local st = require("fido.bridge").status()
+  -- "approval" or "question" while one waits or is open (fido.questions).
+  st.waiting = require("fido.questions").pending()
+  return st
 end
 
 --- Opens (or focuses) the transcript and input windows, and starts the host
