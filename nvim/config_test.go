@@ -53,7 +53,7 @@ func TestCommandsExistWithoutSetup(t *testing.T) {
 	}
 	var comp []string
 	n.Lua(t, &comp, `return vim.fn.getcompletion("Fido /re", "cmdline")`)
-	assert.Equal(t, []string{"/recall", "/reasoning"}, comp)
+	assert.Equal(t, []string{"/recall", "/reasoning", "/reload-instructions"}, comp)
 	n.Lua(t, &comp, `return vim.fn.getcompletion("FidoPlan c", "cmdline")`)
 	assert.Equal(t, []string{"clear"}, comp)
 }
@@ -63,6 +63,8 @@ func TestRangeMention(t *testing.T) {
 	var got []string
 	n.Lua(t, &got, `vim.cmd("edit src/x.go")
 vim.api.nvim_buf_set_lines(0, 0, -1, false, { "a", "b", "c" })
+vim.fn.mkdir("src", "p")
+vim.cmd("write")
 local m = require("fido.mentions")
 return { m.range(0, 2, 3), m.range(0, 2, 2) }`)
 	assert.Equal(t, []string{"@src/x.go:2-3", "@src/x.go:2"}, got)

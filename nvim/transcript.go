@@ -257,6 +257,20 @@ func (t *Transcript) ToolResult(id, name, summary string, isError bool) {
 	}
 }
 
+// ToolNote appends note to the line of call id while the call runs (e.g.
+// where its full text is: ":FidoShow <id>"); nothing when the line is gone.
+func (t *Transcript) ToolNote(id, note string) {
+	row, ok := t.tools[id]
+	if !ok || row < t.base {
+		return
+	}
+	l := &t.lines[row-t.base]
+	l.text += " · " + oneLineText(note)
+	if row < t.dirtyFrom {
+		t.dirtyRows[row] = true
+	}
+}
+
 // Error adds one FidoError entry.
 func (t *Transcript) Error(msg string) {
 	ls := splitLines("✗ "+msg, groupError)

@@ -138,7 +138,7 @@ func (t *BashTool) Run(ctx context.Context, inv Invocation, args json.RawMessage
 	if t.p == nil {
 		return ErrorResult("bash_exec needs an editor to ask for approval; nothing was run"), nil
 	}
-	if res, ok := t.approve(ctx, p.Command); !ok {
+	if res, ok := t.approve(ctx, inv.CallID, p.Command, timeout); !ok {
 		return res, nil
 	}
 	res := t.execute(ctx, p.Command, time.Duration(timeout)*time.Second, note)
@@ -151,7 +151,7 @@ func (t *BashTool) Run(ctx context.Context, inv Invocation, args json.RawMessage
 
 // approve asks the user unless they already allowed every command of this
 // session. ok is false with the result to return when nothing may run.
-func (t *BashTool) approve(ctx context.Context, command string) (Result, bool) {
+func (t *BashTool) approve(ctx context.Context, callID, command string, timeout int) (Result, bool) {
 	if t.always.Load() {
 		return Result{}, true
 	}
@@ -165,7 +165,7 @@ func (t *BashTool) approve(ctx context.Context, command string) (Result, bool) {
 	if t.always.Load() {
 		return Result{}, true
 	}
-	idx, err := t.p.Select(ctx, bashPrompt(t.ws.Root, command), []string{BashRunOnce, BashAlways, BashDeny})
+	idx, err := AskQuestion(ctx, t.p, bashQuestion(t.ws.Root, callID, command, timeout), bashPrompt(t.ws.Root, command))
 	if ctx.Err() != nil {
 		return bashDeclined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
 	}
@@ -190,7 +190,27 @@ func bashDeclined(summary, why string) Result {
 	return Result{Content: string(b), IsError: true, Summary: summary}
 }
 
-// bashPrompt is the approval question. A very long command is cut for
+// bashQuestion is the approval question for editors that show the whole
+// command beside the picker: a one-line prompt, the command as sh, its
+// working directory and timeout.
+func bashQuestion(root, callID, command string, timeout int) Question {
+	prompt := "Run this command? (shown above)"
+	if n := len(strings.Split(strings.TrimRight(command, "\n"), "\n")); n > 1 {
+		prompt = fmt.Sprintf("Run this command? (%d lines, shown above)", n)
+	}
+	return Question{
+		Prompt:         prompt,
+		Items:          []string{BashRunOnce, BashAlways, BashDeny},
+		Safe:           2,
+		Approval:       true,
+		Detail:         strings.TrimRight(command, "\n"),
+		DetailFiletype: "sh",
+		DetailInfo:     []string{"bash_exec in " + root, fmt.Sprintf("timeout %ds", timeout)},
+		CallID:         callID,
+	}
+}
+
+// bashPrompt is the approval question for Prompters without Ask. A very long command is cut for
 // display, and the prompt says so: approval still runs the whole command.
 func bashPrompt(root, command string) string {
 	shown := strings.TrimRight(command, "\n")

@@ -165,7 +165,7 @@ func (s jsStop) String() string {
 	return "stop"
 }
 
-func (t *JSTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *JSTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p jsExecParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("javascript_execute: %v", err), nil
@@ -193,7 +193,7 @@ func (t *JSTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 	offlineWhy := "allow_network was not set"
 	if p.AllowNetwork {
 		var err error
-		network, out.NetworkNote, err = t.approveNetwork(ctx, p.Code)
+		network, out.NetworkNote, err = t.approveNetwork(ctx, inv.CallID, p.Code)
 		if err != nil {
 			return Result{}, err
 		}
@@ -286,13 +286,23 @@ func (t *JSTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 
 // approveNetwork asks the user whether this run may use fetch. Declining,
 // dismissing or having nobody to ask means offline, with a note saying why.
-func (t *JSTool) approveNetwork(ctx context.Context, code string) (bool, string, error) {
+func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool, string, error) {
 	if t.prompter == nil {
 		return false, "network access needs the user's approval and there is no user to ask; ran offline", nil
 	}
 	preview := strings.Join(strings.Fields(code), " ")
 	prompt := fmt.Sprintf("javascript_execute asks for network access (fetch; it can also reach localhost and internal services): %s", Shorten(preview, 80))
-	i, err := t.prompter.Select(ctx, prompt, []string{jsChoiceAllow, jsChoiceOffline})
+	q := Question{
+		Prompt:         "Allow this script network access, localhost included? (code shown above)",
+		Items:          []string{jsChoiceAllow, jsChoiceOffline},
+		Safe:           1,
+		Approval:       true,
+		Detail:         strings.TrimRight(code, "\n"),
+		DetailFiletype: "javascript",
+		DetailInfo:     []string{"javascript_execute with network access"},
+		CallID:         callID,
+	}
+	i, err := AskQuestion(ctx, t.prompter, q, prompt)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, "", ctx.Err()

@@ -113,7 +113,7 @@ local function fido(opts)
   fido_api.submit(text)
 end
 
---- Defines :Fido, :FidoPlan, :FidoCancel and :FidoSessions.
+--- Defines :Fido, :FidoPlan, :FidoCancel, :FidoSessions, :FidoApprove and :FidoShow.
 function M.define()
   local create = vim.api.nvim_create_user_command
   create("Fido", fido, {
@@ -154,6 +154,24 @@ function M.define()
       return starts("delete", arglead) and { "delete" } or {}
     end,
     desc = "Fido: resume a saved conversation of this workspace; :FidoSessions delete deletes one",
+  })
+  create("FidoApprove", function()
+    require("fido.questions").reopen()
+  end, { nargs = 0, desc = "Fido: open the waiting approval or question now (or reopen it)" })
+  create("FidoShow", function(opts)
+    require("fido.questions").show(opts.args)
+  end, {
+    nargs = 1,
+    complete = function(arglead)
+      local out = {}
+      for _, c in ipairs(require("fido.questions").calls()) do
+        if starts(c, arglead) then
+          table.insert(out, c)
+        end
+      end
+      return out
+    end,
+    desc = "Fido: show the full text of a tool call (a command, code) in a scratch buffer",
   })
 end
 

@@ -37,13 +37,56 @@ local function version_of(bin)
   return vim.trim(out)
 end
 
+-- The line that keeps lualine off Fido's windows: lualine sets every
+-- window's local 'statusline' (and 'winbar' when it has one) on a timer,
+-- except for these filetypes.
+M.LUALINE_LINE =
+  'require("lualine").setup({ options = { disabled_filetypes = { statusline = { "fido", "fido_input" }, winbar = { "fido" } } } })'
+
+local function contains(list, v)
+  for _, x in ipairs(type(list) == "table" and list or {}) do
+    if x == v then
+      return true
+    end
+  end
+  return false
+end
+
+--- When lualine is loaded and would replace Fido's statusline or winbar:
+--- the missing "kind:filetype" entries (nil when none or no lualine).
+function M.lualine_missing()
+  if not package.loaded["lualine"] then
+    return nil
+  end
+  local ok, cfg = pcall(function()
+    return require("lualine").get_config()
+  end)
+  if not ok or type(cfg) ~= "table" then
+    return nil
+  end
+  local d = (cfg.options or {}).disabled_filetypes or {}
+  -- Old lualine: one list for both.
+  local stl = d[1] ~= nil and d or d.statusline
+  local wb = d[1] ~= nil and d or d.winbar
+  local missing = {}
+  for _, ft in ipairs({ "fido", "fido_input" }) do
+    if not contains(stl, ft) then
+      table.insert(missing, "statusline:" .. ft)
+    end
+  end
+  if vim.fn.exists("+winbar") == 1 and not contains(wb, "fido") then
+    table.insert(missing, "winbar:fido")
+  end
+  return #missing > 0 and missing or nil
+end
+
 function M.check()
   local r = reporter()
   local host = require("fido.host")
   local config = require("fido.config")
 
   r.start("Fido binary")
-  local bin, err = host.binary()
+  local bin, err, tried = host.binary()
   if bin then
     local v, verr = version_of(bin)
     if v then
@@ -52,7 +95,7 @@ function M.check()
       r.error(string.format("%s does not run: %s", bin, verr or "?"), { "Run `make` in " .. host.plugin_root() })
     end
   else
-    r.error(err, { "Run `make` in " .. host.plugin_root() })
+    r.error(err, { "tried: " .. table.concat(tried or {}, ", "), "or set setup({ binary = ... })" })
   end
   r.info("log file: " .. host.log_path())
 
@@ -79,10 +122,27 @@ function M.check()
     r.info("TAVILY_API_KEY is not set: websearch and browse_url will say so when called")
   end
 
+  r.start("Statusline plugins")
+  local missing = M.lualine_missing()
+  if missing then
+    r.warn(
+      "lualine replaces the statusline of Fido's windows (model, state, tokens, cost) and the subagent winbar ("
+        .. table.concat(missing, ", ")
+        .. " not disabled)",
+      { "add Fido's filetypes to lualine's disabled_filetypes: " .. M.LUALINE_LINE }
+    )
+  elseif package.loaded["lualine"] then
+    r.ok("lualine leaves Fido's windows alone (disabled_filetypes has fido and fido_input)")
+  else
+    r.ok("no lualine loaded: Fido's windows keep their own statusline")
+  end
+
   r.start("Prompts")
   local default_select = vim.fn.has("nvim-0.7") == 1 and debug.getinfo(vim.ui.select, "S").source:match("vim/ui%.lua$")
   if default_select then
-    r.info("vim.ui.select: Neovim's default (inputlist); a picker plugin (telescope, fzf-lua, dressing, snacks) makes approvals nicer")
+    r.info(
+      "vim.ui.select: Neovim's default (inputlist); a picker plugin (telescope, fzf-lua, dressing, snacks) makes approvals nicer"
+    )
   else
     r.ok("vim.ui.select is overridden (" .. debug.getinfo(vim.ui.select, "S").short_src .. ")")
   end

@@ -24,7 +24,8 @@ function M.plugin_root()
 end
 
 --- Resolves the binary: opts.binary, $FIDO_BINARY, <plugin root>/bin/fido,
---- fido on PATH. Returns the path, or nil and a message saying what to do.
+--- fido on PATH. Returns the path, or nil, a one-line message saying what
+--- to do and the places tried.
 function M.binary()
   local cfg = config.values
   local tried = {}
@@ -48,12 +49,11 @@ function M.binary()
     return onpath
   end
   table.insert(tried, "fido on $PATH")
-  return nil,
-    string.format(
-      "Fido's binary was not found (tried %s). Run `make` in %s (needs Go), or set setup({ binary = ... }).",
-      table.concat(tried, ", "),
-      M.plugin_root()
-    )
+  -- One line that says what to do; under lazy.nvim that is its build step.
+  if package.loaded["lazy"] then
+    return nil, "bin/fido not found: run :Lazy build fido", tried
+  end
+  return nil, string.format("bin/fido not found: run `make` in %s (needs Go)", M.plugin_root()), tried
 end
 
 --- The log file the host's stderr goes to.
@@ -166,7 +166,16 @@ function M.ensure()
   end
   local chan, err = M.start()
   if not chan then
-    notify(err, vim.log.levels.ERROR)
+    -- Scheduled: an error message inside a command run by a plugin manager's
+    -- pcall (lazy.nvim's cmd handler) would turn into a stack trace.
+    -- Said once per command (:Fido {text} starts the host twice).
+    local t = vim.loop.now()
+    if state.failed ~= err or t - (state.failed_at or 0) > 2000 then
+      state.failed, state.failed_at = err, t
+      vim.schedule(function()
+        notify("Fido: " .. err, vim.log.levels.ERROR)
+      end)
+    end
   end
   return chan
 end
