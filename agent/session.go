@@ -72,6 +72,9 @@ type Session struct {
 	done      chan struct{}
 	subShown  bool
 	closed    bool
+	// files is what this conversation saw of each file (read-before-write
+	// guard); it is saved with snapshots and restored by /recall.
+	files *tools.FileTracker
 }
 
 // NewSession builds the system prompt once and, when a plan was saved,
@@ -80,7 +83,7 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	if cfg.Provider == nil || cfg.UI == nil || cfg.SystemPrompt == nil {
 		return nil, errors.New("agent: session needs a provider, a UI and a system prompt")
 	}
-	s := &Session{cfg: cfg, ui: cfg.UI, reasoning: cfg.Reasoning, state: StateIdle}
+	s := &Session{cfg: cfg, ui: cfg.UI, reasoning: cfg.Reasoning, state: StateIdle, files: tools.NewFileTracker(nil)}
 	s.messages = []Message{{Role: RoleSystem, Content: cfg.SystemPrompt()}}
 	if cfg.Plans != nil {
 		if p := cfg.Plans.Current(); p != nil {
@@ -123,6 +126,10 @@ func (s *Session) Messages() []Message {
 	defer s.mu.Unlock()
 	return CloneMessages(s.messages)
 }
+
+// SeenFiles returns what the conversation saw of each file: the content
+// hash as of the model's last read or Fido's last write, by workspace path.
+func (s *Session) SeenFiles() map[string]string { return s.files.Snapshot() }
 
 // Totals returns all usage (main + subagents) and the subagent part.
 func (s *Session) Totals() (total, subagent Usage) {
@@ -211,7 +218,7 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	loop := &Loop{
 		Provider: s.cfg.Provider, Registry: s.cfg.Registry, Model: s.cfg.Model, Reasoning: reasoning,
 		MaxIterations: s.cfg.MaxIterations,
-		Invocation:    tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}},
+		Invocation:    tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}, Files: s.files},
 		Observer:      obs,
 	}
 	before := len(msgs) + 1

@@ -108,7 +108,7 @@ func (op patchOp) validate() error {
 	return nil
 }
 
-func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *PatchTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p patchParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("patch: %v", err), nil
@@ -160,13 +160,23 @@ func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 			fmt.Fprintf(&b, "op %d – %s: not attempted\n", i+1, op.Path)
 			continue
 		}
-		msg, entry, err := t.apply(op, abs[i])
+		// Read-before-write: an existing file must still be what the
+		// conversation last saw (search/replace may edit an unread file).
+		err := t.ws.checkSeen(ctx, inv.Files, abs[i], op.Content == nil)
+		var (
+			msg   string
+			entry UndoEntry
+		)
+		if err == nil {
+			msg, entry, err = t.apply(op, abs[i])
+		}
 		if err != nil {
 			failed, reason = i, err.Error()
 			fmt.Fprintf(&b, "op %d ✗ %s: %v\n", i+1, op.Path, err)
 			continue
 		}
 		applied++
+		inv.Files.Saw(entry.Path, entry.After)
 		fmt.Fprintf(&b, "op %d ✓ %s: %s\n", i+1, op.Path, msg)
 		if !seen[abs[i]] {
 			seen[abs[i]] = true

@@ -22,7 +22,7 @@ func (t *RmTool) Parameters() json.RawMessage {
 }
 func (t *RmTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
 
-func (t *RmTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *RmTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p pathParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("rm: %v", err), nil
@@ -45,6 +45,11 @@ func (t *RmTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 	if err := t.ws.modifiedError(ctx, abs); err != nil {
 		return ErrorResult("rm: %v", err), nil
 	}
+	if fi.Mode().IsRegular() {
+		if err := t.ws.checkSeen(ctx, inv.Files, abs, true); err != nil {
+			return ErrorResult("rm: %v", err), nil
+		}
+	}
 	entry := UndoEntry{Tool: "rm", Op: "rm", Path: rel}
 	if fi.Mode().IsRegular() {
 		recordPrior(&entry, abs)
@@ -54,6 +59,7 @@ func (t *RmTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 	if err := os.Remove(abs); err != nil {
 		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
 	}
+	inv.Files.Forget(rel)
 	note := t.ws.record(entry)
 	t.ws.reload(ctx, []string{abs})
 	return Result{

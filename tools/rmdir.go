@@ -27,7 +27,7 @@ func (t *RmdirTool) Parameters() json.RawMessage {
 }
 func (t *RmdirTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
 
-func (t *RmdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *RmdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p pathParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("rmdir: %v", err), nil
@@ -77,10 +77,14 @@ func (t *RmdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 		if err := t.ws.modifiedError(ctx, f); err != nil {
 			return ErrorResult("rmdir: %v", err), nil
 		}
+		if err := t.ws.checkSeen(ctx, inv.Files, f, true); err != nil {
+			return ErrorResult("rmdir: %v; nothing was deleted", err), nil
+		}
 	}
 	if err := os.RemoveAll(abs); err != nil {
 		return ErrorResult("rmdir: %s; some entries may already be deleted", errorText(t.ws, abs, err)), nil
 	}
+	inv.Files.Forget(rel)
 	note := t.ws.record(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true,
 		PriorOmitted: fmt.Sprintf("directory with %d files; contents are not kept", len(files))})
 	changed := append([]string{abs}, files[:min(len(files), maxReloadPaths)]...)

@@ -28,6 +28,12 @@ type Invocation struct {
 	Identity        Identity
 	DelegationDepth int
 	CallID          string
+	// Files is the conversation's record of what it saw of each file (nil:
+	// no read-before-write guard, e.g. a subagent or a test).
+	Files *FileTracker
+	// Gate, when set, approves file changes before they are made (the
+	// conversation's /edits review mode).
+	Gate EditGate
 }
 
 // IsSubagent reports whether the call comes from inside a delegated run.
