@@ -30,6 +30,8 @@ type Config struct {
 	StateRoot string
 	// ContextTokens is the context budget (FIDO_CONTEXT_TOKENS; 0 = default).
 	ContextTokens int
+	// Edits is the initial edit mode (FIDO_EDITS: auto or review).
+	Edits string
 }
 
 // ConfigFromEnv resolves the configuration from environment variables.
@@ -42,6 +44,7 @@ func ConfigFromEnv(getenv func(string) string) Config {
 		TavilyKey: strings.TrimSpace(getenv("TAVILY_API_KEY")),
 		TavilyURL: strings.TrimSpace(getenv("FIDO_TAVILY_URL")),
 		StateRoot: strings.TrimSpace(getenv("FIDO_STATE_DIR")),
+		Edits:     strings.TrimSpace(getenv("FIDO_EDITS")),
 	}
 	if c.Model == "" {
 		c.Model = DefaultModel

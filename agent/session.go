@@ -29,7 +29,9 @@ type SessionConfig struct {
 	Model    string
 	// Reasoning is the initial effort ("" = model default).
 	Reasoning string
-	Root      string
+	// Edits is the initial edit mode: EditsAuto ("" too) or EditsReview.
+	Edits string
+	Root  string
 	// SystemPrompt builds messages[0]; called once per session and again only
 	// for /recall (which starts a new session's worth of context).
 	SystemPrompt func() string
@@ -75,6 +77,11 @@ type Session struct {
 	// files is what this conversation saw of each file (read-before-write
 	// guard); it is saved with snapshots and restored by /recall.
 	files *tools.FileTracker
+	// edits is the edit mode; applyAll is set by "Apply all this turn"
+	// until the next turn starts.
+	edits    string
+	applyAll bool
+	gate     *editGate
 }
 
 // NewSession builds the system prompt once and, when a plan was saved,
@@ -83,7 +90,11 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	if cfg.Provider == nil || cfg.UI == nil || cfg.SystemPrompt == nil {
 		return nil, errors.New("agent: session needs a provider, a UI and a system prompt")
 	}
-	s := &Session{cfg: cfg, ui: cfg.UI, reasoning: cfg.Reasoning, state: StateIdle, files: tools.NewFileTracker(nil)}
+	s := &Session{cfg: cfg, ui: cfg.UI, reasoning: cfg.Reasoning, state: StateIdle, files: tools.NewFileTracker(nil), edits: EditsAuto}
+	if cfg.Edits == EditsReview {
+		s.edits = EditsReview
+	}
+	s.gate = &editGate{s: s}
 	s.messages = []Message{{Role: RoleSystem, Content: cfg.SystemPrompt()}}
 	if cfg.Plans != nil {
 		if p := cfg.Plans.Current(); p != nil {
@@ -117,7 +128,7 @@ func (s *Session) budget() int {
 }
 
 func (s *Session) info() SessionInfo {
-	return SessionInfo{Model: s.cfg.Model, Reasoning: s.reasoning, Root: s.cfg.Root}
+	return SessionInfo{Model: s.cfg.Model, Reasoning: s.reasoning, Root: s.cfg.Root, Edits: s.edits}
 }
 
 // Messages returns a deep copy of the conversation.
@@ -195,6 +206,7 @@ func (s *Session) Submit(text string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.running, s.cancel, s.draft = true, cancel, text
+	s.applyAll = false
 	done := make(chan struct{})
 	s.done = done
 	msgs := CloneMessages(s.messages)
@@ -218,7 +230,7 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	loop := &Loop{
 		Provider: s.cfg.Provider, Registry: s.cfg.Registry, Model: s.cfg.Model, Reasoning: reasoning,
 		MaxIterations: s.cfg.MaxIterations,
-		Invocation:    tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}, Files: s.files},
+		Invocation:    tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}, Files: s.files, Gate: s.gate},
 		Observer:      obs,
 	}
 	before := len(msgs) + 1

@@ -130,14 +130,34 @@ func (t *PatchTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 		}
 		abs[i] = a
 	}
-	checked := map[string]bool{}
-	for i, a := range abs {
-		if checked[a] {
-			continue
+	unsaved := func() *Result {
+		checked := map[string]bool{}
+		for i, a := range abs {
+			if checked[a] {
+				continue
+			}
+			checked[a] = true
+			if err := t.ws.modifiedError(ctx, a); err != nil {
+				res := ErrorResult("patch: operation %d: %v", i+1, err)
+				return &res
+			}
 		}
-		checked[a] = true
-		if err := t.ws.modifiedError(ctx, a); err != nil {
-			return ErrorResult("patch: operation %d: %v", i+1, err), nil
+		return nil
+	}
+	if res := unsaved(); res != nil {
+		return *res, nil
+	}
+	if inv.Gate != nil && inv.Gate.Reviewing() {
+		ap, res, ok := t.reviewPatch(ctx, inv, args, p.Operations, abs)
+		if !ok {
+			return res, nil
+		}
+		// The user may have edited while looking at the change.
+		if err := ap.unchanged(); err != nil {
+			return ErrorResult("patch: %v", err), nil
+		}
+		if res := unsaved(); res != nil {
+			return *res, nil
 		}
 	}
 

@@ -50,6 +50,18 @@ func (t *RmTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) 
 			return ErrorResult("rm: %v", err), nil
 		}
 	}
+	if inv.Gate != nil && inv.Gate.Reviewing() {
+		ap, res, ok := reviewRemoval(ctx, t.ws, inv, "rm", rel, []string{abs}, "")
+		if !ok {
+			return res, nil
+		}
+		if err := ap.unchanged(); err != nil {
+			return ErrorResult("rm: %v", err), nil
+		}
+		if err := t.ws.modifiedError(ctx, abs); err != nil {
+			return ErrorResult("rm: %v", err), nil
+		}
+	}
 	entry := UndoEntry{Tool: "rm", Op: "rm", Path: rel}
 	if fi.Mode().IsRegular() {
 		recordPrior(&entry, abs)

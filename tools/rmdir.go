@@ -81,6 +81,21 @@ func (t *RmdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 			return ErrorResult("rmdir: %v; nothing was deleted", err), nil
 		}
 	}
+	if inv.Gate != nil && inv.Gate.Reviewing() {
+		note := fmt.Sprintf("the whole directory %s/ with %s is deleted", rel, plural(len(files), "file", "files"))
+		ap, res, ok := reviewRemoval(ctx, t.ws, inv, "rmdir", rel+"/", files, note)
+		if !ok {
+			return res, nil
+		}
+		if err := ap.unchanged(); err != nil {
+			return ErrorResult("rmdir: %v", err), nil
+		}
+		for _, f := range files {
+			if err := t.ws.modifiedError(ctx, f); err != nil {
+				return ErrorResult("rmdir: %v", err), nil
+			}
+		}
+	}
 	if err := os.RemoveAll(abs); err != nil {
 		return ErrorResult("rmdir: %s; some entries may already be deleted", errorText(t.ws, abs, err)), nil
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,4 +90,164 @@ func TestE2EReadBeforeWriteGuard(t *testing.T) {
 	f.waitIdleAfter(t, calls+4)
 	assert.NotContains(t, f.lastTool(t), "error")
 	assert.Equal(t, "final\n", f.disk(t, "a.txt"))
+}
+
+// reviewUI replaces vim.ui.select/input: each select is recorded with the
+// preview float's text at that moment and answered from _G.answers (nil:
+// dismissed, as <Esc>); "hold" keeps the picker open until the test answers.
+const reviewUI = `_G.asked, _G.answers, _G.held = {}, {}, {}
+vim.ui.select = function(items, opts, cb)
+  local w, b = require("fido.review").preview_win()
+  local shown = b and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") or ""
+  table.insert(_G.asked, { prompt = opts.prompt, items = items, preview = shown })
+  local a = table.remove(_G.answers, 1)
+  if a == "hold" then table.insert(_G.held, { items = items, cb = cb }) return end
+  for i, it in ipairs(items) do if it == a then return cb(it, i) end end
+  cb(nil, nil)
+end
+vim.ui.input = function(opts, cb) cb("too risky") end
+function _G.answer_held(choice)
+  local h = table.remove(_G.held, 1)
+  for i, it in ipairs(h.items) do if it == choice then return h.cb(it, i) end end
+end`
+
+type askedPicker struct {
+	Prompt  string   `msgpack:"prompt"`
+	Items   []string `msgpack:"items"`
+	Preview string   `msgpack:"preview"`
+}
+
+func (f *fido) asked(t *testing.T) []askedPicker {
+	var asked []askedPicker
+	f.Lua(t, &asked, `return _G.asked`)
+	return asked
+}
+
+// /edits review: every patch, rm and rmdir shows its diff and asks with the
+// four choices; each choice and <Esc> does what it says on disk and tells the
+// model; "Apply all this turn" stops asking for the rest of the turn.
+func TestE2EEditReviewChoices(t *testing.T) {
+	f := startFido(t, "")
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "a.txt"), []byte("one\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "old.txt"), []byte("old\n"), 0o644))
+	f.Lua(t, nil, `require("fido").setup({ edits = "review" })`)
+	f.Lua(t, nil, reviewUI)
+	f.Lua(t, nil, `_G.answers = { "Apply" }`)
+	f.turn(t, "edit", "p1", "patch", `{"operations":[{"path":"a.txt","search":"one","replace":"ONE"},{"path":"n.txt","content":"fresh\n"}]}`)
+	assert.True(t, f.Bool(t, `require("fido").status().edits == "review" and require("fido").statusline():find("review", 1, true) ~= nil`))
+	asked := f.asked(t)
+	require.Len(t, asked, 1)
+	assert.Equal(t, []string{"Apply", "Apply all this turn", "Reject", "Reject with reason…"}, asked[0].Items)
+	assert.Contains(t, asked[0].Prompt, "a.txt, new n.txt")
+	for _, want := range []string{"--- a/a.txt", "-one", "+ONE", "new file", "+++ b/n.txt", "+fresh"} {
+		assert.Contains(t, asked[0].Preview, want)
+	}
+	assert.Equal(t, "ONE\n", f.disk(t, "a.txt"))
+	assert.Equal(t, "fresh\n", f.disk(t, "n.txt"))
+	f.WaitFor(t, `require("fido.review").preview_win() == nil`, 5*time.Second)
+
+	change := `{"operations":[{"path":"a.txt","search":"ONE","replace":"two"}]}`
+	f.Lua(t, nil, `_G.answers = { "Reject" }`)
+	f.turn(t, "edit", "p2", "patch", change)
+	assert.Equal(t, "ONE\n", f.disk(t, "a.txt"))
+	assert.Contains(t, f.lastTool(t), "The user rejected this change; nothing was written.")
+
+	f.Lua(t, nil, `_G.answers = { "Reject with reason…" }`)
+	f.turn(t, "edit", "p3", "patch", change)
+	assert.Equal(t, "ONE\n", f.disk(t, "a.txt"))
+	assert.Contains(t, f.lastTool(t), "Their reason: too risky")
+
+	f.Lua(t, nil, `_G.answers = { "<Esc>" }`)
+	f.turn(t, "delete", "r1", "rm", `{"path":"old.txt"}`)
+	assert.Equal(t, "old\n", f.disk(t, "old.txt"), "<Esc> rejects")
+	assert.Contains(t, f.lastTool(t), "rejected")
+	asked = f.asked(t)
+	require.Len(t, asked, 4)
+	assert.Contains(t, asked[3].Preview, "deleted file")
+	assert.Contains(t, asked[3].Preview, "-old")
+
+	// Apply all this turn: the second change of the turn is not asked.
+	calls := len(f.srv.Requests())
+	f.Lua(t, nil, `_G.answers = { "Apply all this turn" }`)
+	f.srv.Enqueue(
+		llmtest.Reply().ToolCall("p4", "patch", change, 1).ToolCall("r2", "rm", `{"path":"old.txt"}`, 1).Finish("tool_calls"),
+		llmtest.Text("done"),
+	)
+	require.NoError(t, f.Command("Fido do both"))
+	f.waitIdleAfter(t, calls+2)
+	assert.Len(t, f.asked(t), 5)
+	assert.Equal(t, "two\n", f.disk(t, "a.txt"))
+	assert.NoFileExists(t, filepath.Join(f.Dir, "old.txt"))
+
+	// The next turn asks again.
+	f.Lua(t, nil, `_G.answers = { "Reject" }`)
+	f.turn(t, "edit", "p5", "patch", `{"operations":[{"path":"a.txt","search":"two","replace":"three"}]}`)
+	assert.Len(t, f.asked(t), 6)
+	assert.Equal(t, "two\n", f.disk(t, "a.txt"))
+
+	// /edits auto: no more questions.
+	require.NoError(t, f.Command("Fido /edits auto"))
+	f.WaitFor(t, `require("fido").status().edits == "auto"`, 5*time.Second)
+	f.turn(t, "edit", "p6", "patch", `{"operations":[{"path":"a.txt","search":"two","replace":"three"}]}`)
+	assert.Len(t, f.asked(t), 6)
+	assert.Equal(t, "three\n", f.disk(t, "a.txt"))
+}
+
+// Two edits in one reply are asked one after the other, never two pickers at
+// once; cancelling while a picker is open ends the turn with every tool call
+// answered (the pending edit reported as not applied) and nothing written.
+func TestE2EEditReviewQueueAndCancel(t *testing.T) {
+	f := startFido(t, "")
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "a.txt"), []byte("one\n"), 0o644))
+	f.Lua(t, nil, reviewUI)
+	require.NoError(t, f.Command("Fido /edits review"))
+	f.WaitFor(t, `require("fido").status().edits == "review"`, 5*time.Second)
+	f.Lua(t, nil, `_G.answers = { "hold", "hold" }`)
+	calls := len(f.srv.Requests())
+	f.srv.Enqueue(
+		llmtest.Reply().
+			ToolCall("q1", "patch", `{"operations":[{"path":"a.txt","search":"one","replace":"ONE"}]}`, 1).
+			ToolCall("q2", "patch", `{"operations":[{"path":"b.txt","content":"b\n"}]}`, 1).
+			Finish("tool_calls"),
+		llmtest.Text("done"),
+	)
+	require.NoError(t, f.Command("Fido two edits"))
+	f.WaitFor(t, `#_G.held == 1`, 5*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	assert.True(t, f.Bool(t, `#_G.asked == 1`), "the second edit waits for the first answer")
+	f.Lua(t, nil, `_G.answer_held("Apply")`)
+	f.WaitFor(t, `#_G.asked == 2 and #_G.held == 1`, 5*time.Second)
+	assert.Contains(t, f.asked(t)[1].Preview, "+++ b/b.txt")
+	f.Lua(t, nil, `_G.answer_held("Apply")`)
+	f.waitIdleAfter(t, calls+2)
+	assert.Equal(t, "ONE\n", f.disk(t, "a.txt"))
+	assert.Equal(t, "b\n", f.disk(t, "b.txt"))
+
+	// Cancel while the picker is open.
+	f.Lua(t, nil, `_G.answers = { "hold" }; _G.held = {}`)
+	calls = len(f.srv.Requests())
+	f.srv.Enqueue(llmtest.Reply().ToolCall("c1", "patch", `{"operations":[{"path":"a.txt","search":"ONE","replace":"gone"}]}`, 1).Finish("tool_calls"))
+	require.NoError(t, f.Command("Fido change it"))
+	f.WaitFor(t, `#_G.held == 1`, 5*time.Second)
+	require.NoError(t, f.Command("FidoCancel"))
+	f.WaitFor(t, `require("fido").status().state == "idle"`, 5*time.Second)
+	f.WaitFor(t, `require("fido.review").preview_win() == nil`, 5*time.Second)
+	f.Lua(t, nil, `_G.answer_held("Apply")`) // a late answer changes nothing
+	f.srv.Enqueue(llmtest.Text("ok"))
+	require.NoError(t, f.Command("Fido next"))
+	f.waitIdleAfter(t, calls+2)
+	assert.Equal(t, "ONE\n", f.disk(t, "a.txt"), "the pending edit was not applied")
+	msgs := f.srv.Requests()[calls+1].Get("messages").Array()
+	var answered bool
+	for i, m := range msgs {
+		if m.Get("tool_calls.0.id").String() == "c1" {
+			require.Greater(t, len(msgs), i+1)
+			next := msgs[i+1]
+			assert.Equal(t, "tool", next.Get("role").String())
+			assert.Equal(t, "c1", next.Get("tool_call_id").String())
+			assert.Contains(t, next.Get("content").String(), "not applied")
+			answered = true
+		}
+	}
+	assert.True(t, answered, "the cancelled call is answered in the next request")
 }

@@ -87,6 +87,7 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		UI:        ui,
 		Model:     cfg.Model,
 		Reasoning: cfg.Reasoning,
+		Edits:     cfg.Edits,
 		Root:      ws.Root,
 		SystemPrompt: func() string {
 			return agent.BuildSystemPrompt(agent.PromptInput{Root: ws.Root, Listing: listing, ToolNames: names})

@@ -2,9 +2,23 @@
 local M = {}
 
 -- Slash commands (the host's agent.Commands; a test keeps them in step).
-M.slash = { "/plan", "/plan clear", "/suspend", "/recall", "/undo", "/undo revert", "/reasoning", "/help", "/quit" }
+M.slash = {
+  "/plan",
+  "/plan clear",
+  "/suspend",
+  "/recall",
+  "/undo",
+  "/undo revert",
+  "/edits",
+  "/edits auto",
+  "/edits review",
+  "/reasoning",
+  "/help",
+  "/quit",
+}
 local sub = {
   ["/plan"] = { "clear" },
+  ["/edits"] = { "auto", "review" },
   ["/undo"] = { "revert" },
   ["/reasoning"] = { "minimal", "low", "medium", "high", "default" },
 }

@@ -8,6 +8,7 @@ M.defaults = {
   base_url = nil, -- FIDO_BASE_URL
   api_key = nil, -- OPENROUTER_API_KEY (the environment variable is preferred)
   reasoning = nil, -- minimal | low | medium | high
+  edits = "auto", -- auto: Fido's file changes apply at once; review: each is shown and asked first
   layout = "right", -- right | left | bottom | tab
   width = 0.4, -- share of the columns (right/left) or lines (bottom), or a count of them
   input_height = 3,
@@ -28,6 +29,13 @@ local schema = {
       return v == nil or v == "minimal" or v == "low" or v == "medium" or v == "high"
     end,
     'one of "minimal", "low", "medium", "high"',
+  },
+  edits = {
+    { "string" },
+    function(v)
+      return v == "auto" or v == "review"
+    end,
+    'one of "auto", "review"',
   },
   layout = {
     { "string" },

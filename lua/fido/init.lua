@@ -119,6 +119,9 @@ function M.statusline()
   if st.reasoning and st.reasoning ~= "" then
     table.insert(parts, esc(st.reasoning))
   end
+  if st.edits == "review" then
+    table.insert(parts, "review")
+  end
   local state = st.state or "idle"
   local label = state == "idle" and "● idle" or (spinner[spin.frame] .. " " .. state)
   -- %< at the start: a narrow window loses the model name first, never the totals.
