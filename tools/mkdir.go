@@ -28,7 +28,7 @@ func (t *MkdirTool) Parameters() json.RawMessage {
 }
 func (t *MkdirTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
 
-func (t *MkdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *MkdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p pathParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("mkdir: %v", err), nil
@@ -58,7 +58,7 @@ func (t *MkdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return ErrorResult("mkdir: %s", errorText(t.ws, abs, err)), nil
 	}
-	note := t.ws.record(UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)})
+	note := t.ws.record(inv.tag(UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)}))
 	return Result{Content: "created " + rel + "/\n" + note, Summary: "created", Changed: []string{abs}}, nil
 }
 

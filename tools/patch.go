@@ -202,7 +202,7 @@ func (t *PatchTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 			seen[abs[i]] = true
 			changed = append(changed, abs[i])
 		}
-		if n := t.ws.record(entry); n != "" && notes == "" {
+		if n := t.ws.record(inv.tag(entry)); n != "" && notes == "" {
 			notes = n
 		}
 	}

@@ -72,7 +72,7 @@ func (t *RmTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) 
 		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
 	}
 	inv.Files.Forget(rel)
-	note := t.ws.record(entry)
+	note := t.ws.record(inv.tag(entry))
 	t.ws.reload(ctx, []string{abs})
 	return Result{
 		Content: fmt.Sprintf("deleted %s (%d bytes)\n%s", rel, fi.Size(), note),
