@@ -35,6 +35,9 @@ type SessionConfig struct {
 	// SystemPrompt builds messages[0]; called once per session and again only
 	// for /recall (which starts a new session's worth of context).
 	SystemPrompt func() string
+	// Workspace is where :FidoReview reads and reverts Fido's changes; nil
+	// disables it.
+	Workspace *tools.Workspace
 	// Plans may be nil (no plan feature).
 	Plans PlanStore
 	// SuspendDir holds /suspend snapshots; empty disables /suspend and /recall.
@@ -82,6 +85,14 @@ type Session struct {
 	edits    string
 	applyAll bool
 	gate     *editGate
+	// id names the conversation in the undo log; turn counts its user
+	// messages (turns).
+	id   string
+	turn int
+	// review is the open :FidoReview; revertNotes are what the user
+	// reverted there, told to the model with the next user message.
+	review      *reviewState
+	revertNotes []string
 }
 
 // NewSession builds the system prompt once and, when a plan was saved,
@@ -95,6 +106,7 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		s.edits = EditsReview
 	}
 	s.gate = &editGate{s: s}
+	s.id = newConversationID()
 	s.messages = []Message{{Role: RoleSystem, Content: cfg.SystemPrompt()}}
 	if cfg.Plans != nil {
 		if p := cfg.Plans.Current(); p != nil {
@@ -207,6 +219,14 @@ func (s *Session) Submit(text string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.running, s.cancel, s.draft = true, cancel, text
 	s.applyAll = false
+	s.turn++
+	user := Message{Role: RoleUser, Content: text, Turn: s.turn, Time: now().UTC().Format(time.RFC3339)}
+	if len(s.revertNotes) > 0 {
+		user.Content += "\n\n[user reverted: " + strings.Join(s.revertNotes, "; ") + "]"
+		s.revertNotes = nil
+	}
+	inv := tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}, Files: s.files, Gate: s.gate,
+		Conversation: s.id, Turn: s.turn}
 	done := make(chan struct{})
 	s.done = done
 	msgs := CloneMessages(s.messages)
@@ -218,10 +238,10 @@ func (s *Session) Submit(text string) {
 	if clearBar {
 		s.ui.Subagent(nil)
 	}
-	go s.runTurn(ctx, cancel, text, msgs, reasoning, done)
+	go s.runTurn(ctx, cancel, text, user, inv, msgs, reasoning, done)
 }
 
-func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, msgs []Message, reasoning string, done chan struct{}) {
+func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, user Message, inv tools.Invocation, msgs []Message, reasoning string, done chan struct{}) {
 	defer close(done)
 	defer cancel() // releases whatever still waits on the turn's context
 	s.event(EvTurnStart)
@@ -230,11 +250,11 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	loop := &Loop{
 		Provider: s.cfg.Provider, Registry: s.cfg.Registry, Model: s.cfg.Model, Reasoning: reasoning,
 		MaxIterations: s.cfg.MaxIterations,
-		Invocation:    tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}, Files: s.files, Gate: s.gate},
+		Invocation:    inv,
 		Observer:      obs,
 	}
 	before := len(msgs) + 1
-	conv, err := loop.Run(ctx, append(msgs, Message{Role: RoleUser, Content: text}))
+	conv, err := loop.Run(ctx, append(msgs, user))
 	progressed := len(conv) > before
 
 	s.mu.Lock()

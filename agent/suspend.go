@@ -24,6 +24,8 @@ type Snapshot struct {
 	// Seen is what the conversation saw of each file (content hash by
 	// workspace path), so the read-before-write guard survives a resume.
 	Seen map[string]string `json:"seen,omitempty"`
+	// Conversation is the id its undo-log entries carry (:FidoReview, /rewind).
+	Conversation string `json:"conversation,omitempty"`
 }
 
 var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
@@ -43,7 +45,7 @@ func (s *Session) suspend(desc string) {
 	}
 	msgs := s.Messages()
 	snap := Snapshot{Version: 1, Description: desc, Created: now().UTC().Format(time.RFC3339), Root: s.cfg.Root, Messages: msgs,
-		Seen: s.files.Snapshot()}
+		Seen: s.files.Snapshot(), Conversation: s.conversationID()}
 	slug := strings.Trim(slugRe.ReplaceAllString(strings.ToLower(desc), "-"), "-")
 	if len(slug) > 40 {
 		slug = slug[:40]
@@ -136,6 +138,16 @@ func (s *Session) recall() {
 	}
 	s.messages = restored
 	s.pending = nil
+	if id := snaps[idx].Conversation; id != "" {
+		s.id = id
+	} else {
+		s.id = newConversationID()
+	}
+	s.turn = 0
+	for _, m := range restored {
+		s.turn = max(s.turn, m.Turn)
+	}
+	s.review, s.revertNotes = nil, nil
 	s.mu.Unlock()
 	// A snapshot without it (older Fido) knows no file: every overwrite of an
 	// existing file then needs a read first, which is the safe side.

@@ -89,6 +89,9 @@ type UI interface {
 	// ShowEdit shows a proposed file change (a unified diff) while the user
 	// decides about it; an empty diff closes it.
 	ShowEdit(title, diff string)
+	// OpenReview opens the review tab (:FidoReview), or updates the open
+	// one when v.Refresh.
+	OpenReview(v ReviewView)
 	// AskExpert shows a question to copy to a human expert and waits for the
 	// pasted answer; ok is false when the user cancelled.
 	AskExpert(ctx context.Context, question string) (answer string, ok bool, err error)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,4 +252,84 @@ func TestE2EEditReviewQueueAndCancel(t *testing.T) {
 		}
 	}
 	assert.True(t, answered, "the cancelled call is answered in the next request")
+}
+
+func numberedLines(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	return b.String()
+}
+
+// :FidoReview after a turn that changed two places of a.txt and created
+// n.txt: a tab with a 3-entry quickfix list and the file beside its
+// before-state in diff mode; :FidoRevert on hunk 1 restores it and keeps hunk
+// 2 and the user's later edit; :FidoRevert! deletes the created file; the
+// next request tells the model what was reverted.
+func TestE2EFidoReviewAndRevert(t *testing.T) {
+	f := startFido(t, "")
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "a.txt"), []byte(numberedLines(20)), 0o644))
+	f.turn(t, "edit", "p1", "patch", `{"operations":[`+
+		`{"path":"a.txt","search":"line 2\n","replace":"LINE 2\nextra\n"},`+
+		`{"path":"a.txt","search":"line 15\n","replace":"LINE 15\n"},`+
+		`{"path":"n.txt","content":"new\n"}]}`)
+	require.NoError(t, f.Command("FidoReview"))
+	f.WaitFor(t, `require("fido.review").tab() ~= nil and vim.fn.getqflist({ size = 0 }).size == 3`, 5*time.Second,
+		`vim.fn.getqflist()`, `_G.fido_notes`)
+	var qf struct {
+		Title string `msgpack:"title"`
+		Items []struct {
+			Lnum int    `msgpack:"lnum"`
+			Text string `msgpack:"text"`
+		} `msgpack:"items"`
+	}
+	f.Lua(t, &qf, `return vim.fn.getqflist({ title = 1, items = 1 })`)
+	assert.Equal(t, "Fido review", qf.Title)
+	require.Len(t, qf.Items, 3)
+	assert.Equal(t, 2, qf.Items[0].Lnum)
+	assert.Equal(t, "+2 -1", qf.Items[0].Text)
+	assert.Equal(t, "+1 -1", qf.Items[1].Text)
+	assert.Contains(t, qf.Items[2].Text, "new file")
+	f.WaitFor(t, `(function()
+		local n = 0
+		for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+			if vim.api.nvim_win_get_option(w, "diff") then n = n + 1 end
+		end
+		return n == 2 end)()`, 5*time.Second)
+	assert.True(t, f.Bool(t, `vim.fn.expand("%:t") == "a.txt" and vim.fn.line(".") == 2`), "the cursor is on hunk 1")
+	assert.True(t, f.Bool(t, `vim.fn.bufnr("fido://review/a.txt") > 0 and vim.fn.getbufline(vim.fn.bufnr("fido://review/a.txt"), 2)[1] == "line 2"`))
+
+	// The user edits elsewhere and saves, then reverts hunk 1.
+	require.NoError(t, f.Command(`call setline(21, "line 20 (user)")`))
+	require.NoError(t, f.Command("write"))
+	require.NoError(t, f.Command("call cursor(2, 1)"))
+	require.NoError(t, f.Command("FidoRevert too noisy"))
+	want := strings.Replace(strings.Replace(numberedLines(20), "line 15\n", "LINE 15\n", 1), "line 20\n", "line 20 (user)\n", 1)
+	f.WaitFor(t, `vim.fn.getqflist({ size = 0 }).size == 2`, 5*time.Second, `vim.fn.getqflist()`, `_G.fido_notes`)
+	assert.Equal(t, want, f.disk(t, "a.txt"))
+	f.WaitFor(t, `vim.fn.getline(2) == "line 2"`, 5*time.Second, `vim.fn.getline(1, "$")`)
+
+	// The created file: :FidoRevert! deletes it.
+	require.NoError(t, f.Command("cc 2"))
+	f.WaitFor(t, `vim.fn.expand("%:t") == "n.txt"`, 5*time.Second)
+	require.NoError(t, f.Command("FidoRevert!"))
+	f.WaitFor(t, `vim.fn.getqflist({ size = 0 }).size == 1`, 5*time.Second, `vim.fn.getqflist()`, `_G.fido_notes`)
+	assert.NoFileExists(t, filepath.Join(f.Dir, "n.txt"))
+
+	// q closes the tab.
+	f.Lua(t, nil, `vim.api.nvim_feedkeys("q", "mx", false)`)
+	f.WaitFor(t, `require("fido.review").tab() == nil and #vim.api.nvim_list_tabpages() == 1`, 5*time.Second)
+
+	calls := len(f.srv.Requests())
+	f.srv.Enqueue(llmtest.Text("noted"))
+	require.NoError(t, f.Command("Fido go on"))
+	f.waitIdleAfter(t, calls+1)
+	msgs := f.srv.Requests()[calls].Get("messages").Array()
+	last := msgs[len(msgs)-1]
+	assert.Equal(t, "user", last.Get("role").String())
+	assert.Contains(t, last.Get("content").String(), "go on")
+	assert.Contains(t, last.Get("content").String(), "user reverted: a.txt lines 2-3 (reason: too noisy); n.txt the file Fido created (deleted it)")
+	sys := msgs[0].Get("content").String()
+	assert.NotContains(t, sys, "reverted")
 }

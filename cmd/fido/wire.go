@@ -93,6 +93,7 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 			return agent.BuildSystemPrompt(agent.PromptInput{Root: ws.Root, Listing: listing, ToolNames: names})
 		},
 		Plans:         store,
+		Workspace:     ws,
 		SuspendDir:    filepath.Join(stateDir, "suspends"),
 		Undo:          func(n int) []string { return undoLines(undo, n) },
 		UndoRevert:    ws.RevertLast,

@@ -13,6 +13,8 @@ M.defaults = {
   width = 0.4, -- share of the columns (right/left) or lines (bottom), or a count of them
   input_height = 3,
   plan = { min_width = 60, width = 0.35, auto_show = true },
+  -- :FidoReview's buffer-local keymaps (false disables one)
+  review = { keymaps = { hunk = "gr", file = "gR", close = "q" } },
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
 }
 
@@ -59,6 +61,7 @@ local schema = {
     "a whole number ≥ 1",
   },
   plan = { { "table" } },
+  review = { { "table" } },
   log_file = { { "string", "nil" } },
 }
 
@@ -115,6 +118,13 @@ function M.resolve(opts)
   check("", opts, schema, errs)
   if type(opts.plan) == "table" then
     check("plan.", opts.plan, plan_schema, errs)
+  end
+  if type(opts.review) == "table" then
+    check("review.", opts.review, { keymaps = { { "table" } } }, errs)
+    if type(opts.review.keymaps) == "table" then
+      local key = { { "string", "boolean" } }
+      check("review.keymaps.", opts.review.keymaps, { hunk = key, file = key, close = key }, errs)
+    end
   end
   if #errs > 0 then
     table.sort(errs)
