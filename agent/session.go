@@ -188,7 +188,7 @@ func (s *Session) Submit(text string) {
 		// Commands that wait for the user run on their own goroutine; the
 		// others run in order with the messages around them, so a message
 		// sent right after /undo revert or /plan clear sees their effect.
-		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" {
+		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" || name == "/rewind" {
 			go s.command(text)
 		} else {
 			s.command(text)
@@ -222,7 +222,7 @@ func (s *Session) Submit(text string) {
 	s.turn++
 	user := Message{Role: RoleUser, Content: text, Turn: s.turn, Time: now().UTC().Format(time.RFC3339)}
 	if len(s.revertNotes) > 0 {
-		user.Content += "\n\n[user reverted: " + strings.Join(s.revertNotes, "; ") + "]"
+		user.Content += revertMarker + strings.Join(s.revertNotes, "; ") + "]"
 		s.revertNotes = nil
 	}
 	inv := tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}, Files: s.files, Gate: s.gate,

@@ -333,3 +333,61 @@ func TestE2EFidoReviewAndRevert(t *testing.T) {
 	sys := msgs[0].Get("content").String()
 	assert.NotContains(t, sys, "reverted")
 }
+
+// /rewind to the second of three file-changing turns with "Conversation and
+// files": the files are as after turn 1 (a file the user edited since is
+// skipped and named), the next request ends before the second message, and
+// its text is back in the input.
+func TestE2ERewindConversationAndFiles(t *testing.T) {
+	f := startFido(t, "")
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "a.txt"), []byte("v0\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "b.txt"), []byte("b0\n"), 0o644))
+	f.turn(t, "first change", "p1", "patch", `{"operations":[{"path":"a.txt","search":"v0","replace":"v1"}]}`)
+	f.turn(t, "second change", "p2", "patch", `{"operations":[{"path":"a.txt","search":"v1","replace":"v2"},{"path":"c.txt","content":"c\n"}]}`)
+	f.turn(t, "third change", "p3", "patch", `{"operations":[{"path":"b.txt","search":"b0","replace":"b3"}]}`)
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "b.txt"), []byte("b3 and the user\n"), 0o644))
+
+	f.Lua(t, nil, `_G.asked = {}
+vim.ui.select = function(items, opts, cb)
+  table.insert(_G.asked, { prompt = opts.prompt, items = items })
+  if #_G.asked == 1 then
+    for i, it in ipairs(items) do if it:find("^second change") then return cb(it, i) end end
+  end
+  for i, it in ipairs(items) do if it == "Conversation and files" then return cb(it, i) end end
+  cb(nil, nil)
+end`)
+	require.NoError(t, f.Command("Fido /rewind"))
+	f.WaitFor(t, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://input"), 0, -1, false)[1] == "second change"`, 5*time.Second,
+		`_G.asked`, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), -8, -1, false)`)
+	var asked []struct {
+		Prompt string   `msgpack:"prompt"`
+		Items  []string `msgpack:"items"`
+	}
+	f.Lua(t, &asked, `return _G.asked`)
+	require.Len(t, asked, 2)
+	require.Len(t, asked[0].Items, 3)
+	assert.True(t, strings.HasPrefix(asked[0].Items[0], "third change"), "newest first")
+	assert.Contains(t, asked[0].Items[1], "changed after it: b.txt, c.txt, a.txt")
+	assert.Equal(t, []string{"Conversation and files", "Conversation only", "Files only", "Cancel"}, asked[1].Items)
+
+	assert.Equal(t, "v1\n", f.disk(t, "a.txt"))
+	assert.NoFileExists(t, filepath.Join(f.Dir, "c.txt"))
+	assert.Equal(t, "b3 and the user\n", f.disk(t, "b.txt"), "the user's edit is never overwritten")
+	text := f.transcript(t)
+	assert.Contains(t, text, "will skip (never overwritten): b.txt: changed since Fido's last change")
+	assert.Contains(t, text, "restored a.txt")
+	assert.Contains(t, text, "deleted c.txt")
+	assert.Contains(t, text, "the plan is left as it is")
+
+	calls := len(f.srv.Requests())
+	f.srv.Enqueue(llmtest.Text("ok"))
+	require.NoError(t, f.Command("Fido second change, differently"))
+	f.waitIdleAfter(t, calls+1)
+	var users []string
+	for _, m := range f.srv.Requests()[calls].Get("messages").Array() {
+		if m.Get("role").String() == "user" {
+			users = append(users, m.Get("content").String())
+		}
+	}
+	assert.Equal(t, []string{"first change", "second change, differently"}, users)
+}

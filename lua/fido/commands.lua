@@ -9,6 +9,7 @@ M.slash = {
   "/recall",
   "/undo",
   "/undo revert",
+  "/rewind",
   "/edits",
   "/edits auto",
   "/edits review",
