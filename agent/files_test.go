@@ -82,3 +82,76 @@ func readWS(t *testing.T, ws *tools.Workspace, rel string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+func undoWorkspace(t *testing.T, files map[string]string) (*tools.Workspace, *tools.Registry) {
+	t.Helper()
+	root := t.TempDir()
+	for p, c := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(c), 0o644))
+	}
+	undo, err := tools.OpenUndoLog(filepath.Join(t.TempDir(), "undo.json"))
+	require.NoError(t, err)
+	ws, err := tools.NewWorkspace(root, nil, undo)
+	require.NoError(t, err)
+	reg, err := tools.NewRegistry(tools.WorkspaceTools(ws)...)
+	require.NoError(t, err)
+	return ws, reg
+}
+
+// /rewind "Files only": files go back, the conversation stays, and the
+// commands that ran after that point are named (their effects are not
+// restorable).
+func TestRewindFilesOnlyNamesCommands(t *testing.T) {
+	ws, reg := undoWorkspace(t, map[string]string{"a.txt": "v0\n"})
+	p := (&scriptProvider{}).
+		add(callTools(ToolCall{ID: "1", Name: "patch", Arguments: `{"operations":[{"path":"a.txt","search":"v0","replace":"v1"}]}`})).add(answer("one")).
+		add(callTools(ToolCall{ID: "2", Name: "bash_exec", Arguments: `{"command":"make gen"}`},
+			ToolCall{ID: "3", Name: "patch", Arguments: `{"operations":[{"path":"a.txt","search":"v1","replace":"v2"}]}`})).add(answer("two"))
+	s, ui := newTestSession(t, p, SessionConfig{Registry: reg, Workspace: ws})
+	s.Submit("first")
+	waitIdle(t, s)
+	s.Submit("second")
+	waitIdle(t, s)
+	require.Equal(t, "v2\n", readWS(t, ws, "a.txt"))
+	before := len(s.Messages())
+	var prompts [][]string
+	ui.selectFn = func(items []string) int {
+		prompts = append(prompts, items)
+		if len(prompts) == 1 {
+			return 0 // the newest message: "second"
+		}
+		return 2 // Files only
+	}
+	s.command("/rewind")
+	assert.Equal(t, "v1\n", readWS(t, ws, "a.txt"))
+	assert.Len(t, s.Messages(), before, "the conversation is unchanged")
+	assert.True(t, ui.has("notice rewind: will restore: a.txt; commands ran after it, their changes cannot be restored: `make gen`"))
+	assert.True(t, ui.has("notice rewind: restored a.txt"))
+	assert.Contains(t, prompts[0][0], "second")
+	assert.Contains(t, prompts[0][0], "changed after it: a.txt")
+	assert.Contains(t, prompts[0][1], "first")
+}
+
+// A revert note waits for a message the conversation keeps: when the turn
+// fails before anything happened, the next message carries it.
+func TestRevertNoteSurvivesAFailedTurn(t *testing.T) {
+	ws, reg := undoWorkspace(t, map[string]string{"a.txt": "1\n2\n3\n"})
+	p := (&scriptProvider{}).
+		add(callTools(ToolCall{ID: "1", Name: "patch", Arguments: `{"operations":[{"path":"a.txt","search":"2","replace":"two"}]}`})).add(answer("done")).
+		add(scriptReply{err: &ProviderError{Message: "overloaded"}}).
+		add(answer("ok"))
+	s, ui := newTestSession(t, p, SessionConfig{Registry: reg, Workspace: ws})
+	s.Submit("change it")
+	waitIdle(t, s)
+	s.Review(ReviewRequest{Action: "open"})
+	require.True(t, ui.has("review 1 files 1 hunks"))
+	s.Review(ReviewRequest{Action: "revert", Path: "a.txt", Line: 2, Reason: "no"})
+	require.Equal(t, "1\n2\n3\n", readWS(t, ws, "a.txt"))
+	s.Submit("hello")
+	waitIdle(t, s)
+	s.Submit("hello again")
+	waitIdle(t, s)
+	reqs := p.reqs()
+	last := reqs[len(reqs)-1].Messages
+	assert.Equal(t, "hello again\n\n[user reverted: a.txt line 2 (reason: no)]", last[len(last)-1].Content)
+}

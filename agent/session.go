@@ -221,8 +221,9 @@ func (s *Session) Submit(text string) {
 	s.applyAll = false
 	s.turn++
 	user := Message{Role: RoleUser, Content: text, Turn: s.turn, Time: now().UTC().Format(time.RFC3339)}
-	if len(s.revertNotes) > 0 {
-		user.Content += revertMarker + strings.Join(s.revertNotes, "; ") + "]"
+	notes := s.revertNotes
+	if len(notes) > 0 {
+		user.Content += revertMarker + strings.Join(notes, "; ") + "]"
 		s.revertNotes = nil
 	}
 	inv := tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}, Files: s.files, Gate: s.gate,
@@ -238,10 +239,10 @@ func (s *Session) Submit(text string) {
 	if clearBar {
 		s.ui.Subagent(nil)
 	}
-	go s.runTurn(ctx, cancel, text, user, inv, msgs, reasoning, done)
+	go s.runTurn(ctx, cancel, text, user, notes, inv, msgs, reasoning, done)
 }
 
-func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, user Message, inv tools.Invocation, msgs []Message, reasoning string, done chan struct{}) {
+func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, user Message, notes []string, inv tools.Invocation, msgs []Message, reasoning string, done chan struct{}) {
 	defer close(done)
 	defer cancel() // releases whatever still waits on the turn's context
 	s.event(EvTurnStart)
@@ -268,6 +269,10 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	}
 	s.messages = append(s.messages, s.pending...)
 	s.pending = nil
+	if err != nil && !progressed {
+		// The message is not kept: its revert notes go with the next one.
+		s.revertNotes = append(notes, s.revertNotes...)
+	}
 	s.running, s.cancel, s.draft = false, nil, ""
 	s.mu.Unlock()
 

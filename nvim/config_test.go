@@ -46,12 +46,12 @@ return { ok = cfg ~= nil, err = err or "", input_height = cfg and cfg.input_heig
 
 func TestCommandsExistWithoutSetup(t *testing.T) {
 	n := nvimtest.Start(t, nvimtest.Options{})
-	for _, c := range []string{"Fido", "FidoPlan", "FidoCancel"} {
+	for _, c := range []string{"Fido", "FidoPlan", "FidoCancel", "FidoReview", "FidoRevert"} {
 		assert.True(t, n.Bool(t, `vim.fn.exists(":`+c+`") == 2`), c)
 	}
 	var comp []string
 	n.Lua(t, &comp, `return vim.fn.getcompletion("Fido /re", "cmdline")`)
-	assert.Equal(t, []string{"/recall", "/reasoning"}, comp)
+	assert.Equal(t, []string{"/recall", "/rewind", "/reasoning"}, comp)
 	n.Lua(t, &comp, `return vim.fn.getcompletion("FidoPlan c", "cmdline")`)
 	assert.Equal(t, []string{"clear"}, comp)
 }

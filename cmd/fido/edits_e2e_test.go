@@ -291,12 +291,18 @@ func TestE2EFidoReviewAndRevert(t *testing.T) {
 	assert.Equal(t, "+2 -1", qf.Items[0].Text)
 	assert.Equal(t, "+1 -1", qf.Items[1].Text)
 	assert.Contains(t, qf.Items[2].Text, "new file")
-	f.WaitFor(t, `(function()
+	diffWins := `(function()
 		local n = 0
 		for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
 			if vim.api.nvim_win_get_option(w, "diff") then n = n + 1 end
 		end
-		return n == 2 end)()`, 5*time.Second)
+		return n == 2 end)()`
+	f.WaitFor(t, diffWins, 5*time.Second)
+	// Opening it again replaces the review (one tab, still paired).
+	f.Lua(t, nil, `_G.old_tab = require("fido.review").tab()`)
+	require.NoError(t, f.Command("FidoReview"))
+	f.WaitFor(t, `require("fido.review").tab() ~= nil and require("fido.review").tab() ~= _G.old_tab and #vim.api.nvim_list_tabpages() == 2`, 5*time.Second)
+	f.WaitFor(t, diffWins, 5*time.Second)
 	assert.True(t, f.Bool(t, `vim.fn.expand("%:t") == "a.txt" and vim.fn.line(".") == 2`), "the cursor is on hunk 1")
 	assert.True(t, f.Bool(t, `vim.fn.bufnr("fido://review/a.txt") > 0 and vim.fn.getbufline(vim.fn.bufnr("fido://review/a.txt"), 2)[1] == "line 2"`))
 

@@ -15,7 +15,7 @@ function M.setup(opts)
 end
 
 --- The status snapshot the host pushes with every flush:
---- { state, model, reasoning, usage = {calls,input,output,cache_read,cost},
+--- { state, model, reasoning, edits ("auto" | "review"), usage = {calls,input,output,cache_read,cost},
 ---   subagent_usage = {...}, plan = <normalized plan or nil>,
 ---   subagent = nil or {agent_id, phase, detail, elapsed_ms} }
 function M.status()

@@ -167,10 +167,6 @@ end
 --- (view.refresh: after a revert). Scheduled.
 function M.open(view)
   vim.schedule(function()
-    review.files = {}
-    for _, f in ipairs(view.files) do
-      review.files[vim.fn.resolve(f.abs)] = f
-    end
     local items = {}
     for _, it in ipairs(view.items) do
       table.insert(items, { filename = it.filename, lnum = it.lnum, col = 1, text = it.text })
@@ -179,6 +175,10 @@ function M.open(view)
       if not (review.tab and api.nvim_tabpage_is_valid(review.tab)) then
         return
       end
+      review.files = {}
+      for _, f in ipairs(view.files) do
+        review.files[vim.fn.resolve(f.abs)] = f
+      end
       vim.fn.setqflist({}, "r", { title = "Fido review", items = items })
       for _, f in ipairs(view.files) do
         review.before[f.abs] = before_buf(f)
@@ -186,10 +186,12 @@ function M.open(view)
       pcall(vim.cmd, "diffupdate")
       return
     end
-    if review.tab and api.nvim_tabpage_is_valid(review.tab) then
-      M.close()
+    -- One review at a time: a previous one (even if its tab was closed by
+    -- hand) goes away with its buffers and keymaps.
+    M.close()
+    for _, f in ipairs(view.files) do
+      review.files[vim.fn.resolve(f.abs)] = f
     end
-    review.before, review.mapped = {}, {}
     for _, f in ipairs(view.files) do
       review.before[f.abs] = before_buf(f)
     end
@@ -211,6 +213,16 @@ function M.open(view)
             end
           end)
         end
+      end,
+    })
+    api.nvim_create_autocmd("TabClosed", {
+      group = group,
+      callback = function()
+        vim.schedule(function()
+          if review.tab and not api.nvim_tabpage_is_valid(review.tab) then
+            M.close()
+          end
+        end)
       end,
     })
     api.nvim_set_current_win(filewin)
