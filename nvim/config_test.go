@@ -21,6 +21,10 @@ func TestSetupValidatesOptions(t *testing.T) {
 		{"bad enum", `{ layout = "up" }`, `layout must be one of "right", "left", "bottom", "tab", got "up"`},
 		{"nested", `{ plan = { auto_show = 1 } }`, "plan.auto_show must be boolean, got number"},
 		{"unknown", `{ colour = true }`, "unknown option colour"},
+		{"edit review", `{ edits = "review", review = { keymaps = { hunk = "<leader>r", close = false } } }`, ""},
+		{"bad edits", `{ edits = "ask" }`, `edits must be one of "auto", "review", got "ask"`},
+		{"bad keymap", `{ review = { keymaps = { hunk = 1 } } }`, "review.keymaps.hunk must be string or boolean, got number"},
+		{"unknown keymap", `{ review = { keymaps = { undo = "u" } } }`, "unknown option review.keymaps.undo"},
 		{"not a table", `"x"`, "setup() expects a table, got string"},
 	}
 	for _, c := range cases {
