@@ -127,13 +127,14 @@ func (t *ReadFileTool) Run(ctx context.Context, inv Invocation, args json.RawMes
 		}
 		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
 	}
-	inv.Files.Saw(rel, hex.EncodeToString(sum.Sum(nil)))
 	if rl.total == 0 {
+		inv.Files.Saw(rel, hex.EncodeToString(sum.Sum(nil)))
 		return Result{Content: fmt.Sprintf("[%s: empty file, 0 lines]\n", rel), Summary: "empty file"}, nil
 	}
 	if p.Seek >= rl.total {
 		return ErrorResult("read_file: seek %d is past the end: %s has %d lines (valid seek: 0 to %d)", p.Seek, rel, rl.total, rl.total-1), nil
 	}
+	inv.Files.Saw(rel, hex.EncodeToString(sum.Sum(nil)))
 	var b strings.Builder
 	crlf := ""
 	if rl.crlf {

@@ -397,3 +397,32 @@ end`)
 	}
 	assert.Equal(t, []string{"first change", "second change, differently"}, users)
 }
+
+// What the conversation saw survives a restart of the host for a resumed
+// conversation: /suspend, a new Neovim and host, /recall; an overwrite of the
+// file read before the restart is allowed, a change made meanwhile refused.
+func TestE2EReadBeforeWriteSurvivesRestart(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "b.txt"), []byte("two\n"), 0o644))
+	f1 := startFido(t, state, ws)
+	f1.turn(t, "read a", "r1", "read_file", `{"path":"a.txt"}`)
+	f1.turn(t, "read b", "r2", "read_file", `{"path":"b.txt"}`)
+	require.NoError(t, f1.Command("Fido /suspend before lunch"))
+	f1.WaitFor(t, `table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("suspended", 1, true) ~= nil`, 5*time.Second)
+	require.NoError(t, f1.ExecLua(`require("fido.host").stop()`, nil))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "b.txt"), []byte("two, edited during lunch\n"), 0o644))
+
+	f2 := startFido(t, state, ws)
+	f2.Lua(t, nil, `vim.ui.select = function(items, opts, cb) cb(items[1], 1) end`)
+	require.NoError(t, f2.Command("Fido /recall"))
+	f2.WaitFor(t, `table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("recalled", 1, true) ~= nil`, 10*time.Second,
+		`vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
+	f2.turn(t, "rewrite a", "p1", "patch", `{"operations":[{"path":"a.txt","content":"ONE\n"}]}`)
+	assert.NotContains(t, f2.lastTool(t), "error")
+	assert.Equal(t, "ONE\n", f2.disk(t, "a.txt"))
+	f2.turn(t, "rewrite b", "p2", "patch", `{"operations":[{"path":"b.txt","content":"TWO\n"}]}`)
+	assert.Contains(t, f2.lastTool(t), "b.txt changed on disk since you last read it")
+	assert.Equal(t, "two, edited during lunch\n", f2.disk(t, "b.txt"))
+}
