@@ -1,12 +1,14 @@
 # Fido for Neovim. `make` builds bin/fido; `make run` starts Neovim with Fido
 # on this directory; `make test` runs vet, gofmt and every test with -race;
-# `make bench` measures rendering and tool speed against naive code, rg and fd.
+# `make bench` measures rendering and tool speed against naive code, rg and fd;
+# `make lint` runs staticcheck, the go.mod tidiness check, gofmt, StyLua and
+# the darwin/windows cross-builds (tools come from scripts/ensure-tools).
 GO      ?= go
 NVIM_BIN ?= nvim
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build run test vet fmt-check bench bench-render bench-tools clean FORCE
+.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-tools clean FORCE
 
 all: build
 
@@ -30,6 +32,22 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# Lint tools (staticcheck, StyLua) are pinned and cached outside the repo.
+TOOLS_ENV = eval "$$(bash scripts/ensure-tools)"
+
+lint: fmt-check vet cross
+	@$(TOOLS_ENV) && staticcheck ./...
+	$(GO) mod tidy -diff
+	@$(TOOLS_ENV) && node scripts/stylua.cjs --check
+
+fmt-lua:
+	@$(TOOLS_ENV) && node scripts/stylua.cjs
+
+# The host builds on every system Go targets; bash_exec says where it cannot run.
+cross:
+	GOOS=darwin GOARCH=arm64 $(GO) build ./...
+	GOOS=windows GOARCH=amd64 $(GO) build ./...
 
 test: build fmt-check vet
 	@bash scripts/ensure-nvim

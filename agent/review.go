@@ -2,8 +2,6 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
@@ -64,12 +62,6 @@ func (s *Session) conversationID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.id
-}
-
-func newConversationID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // Review handles :FidoReview [all] and :FidoRevert[!] [reason].

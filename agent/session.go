@@ -106,7 +106,7 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		s.edits = EditsReview
 	}
 	s.gate = &editGate{s: s}
-	s.id = newConversationID()
+	s.id = newConversationID(now())
 	s.messages = []Message{{Role: RoleSystem, Content: cfg.SystemPrompt()}}
 	if cfg.Plans != nil {
 		if p := cfg.Plans.Current(); p != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 // Snapshot is a /suspend file.
@@ -63,6 +64,11 @@ func (s *Session) suspend(desc string) {
 	s.ui.Notice(fmt.Sprintf("suspended %d messages as %q (%s)", len(msgs), desc, name))
 }
 
+// maxSnapshotFile bounds one snapshot /recall reads (a FIFO, a symlink
+// leading out of the suspend directory or a larger file is skipped unread and
+// named in the "unreadable" notice).
+const maxSnapshotFile = 128 << 20
+
 // ListSnapshots returns the snapshot files of dir, newest first.
 func ListSnapshots(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
@@ -104,7 +110,7 @@ func (s *Session) recall() {
 	labels := make([]string, 0, len(names))
 	var unreadable []string
 	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(s.cfg.SuspendDir, n))
+		b, err := confined.ReadPath(filepath.Join(s.cfg.SuspendDir, n), maxSnapshotFile)
 		var snap Snapshot
 		if err == nil {
 			err = json.Unmarshal(b, &snap)
@@ -141,7 +147,7 @@ func (s *Session) recall() {
 	if id := snaps[idx].Conversation; id != "" {
 		s.id = id
 	} else {
-		s.id = newConversationID()
+		s.id = newConversationID(now())
 	}
 	s.turn = 0
 	for _, m := range restored {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 // ClearedReason is the reason of the state a user clear leaves behind.
@@ -44,6 +45,11 @@ type Store struct {
 	now  func() time.Time
 }
 
+// maxPlanFile bounds the saved plan Fido reads back (a valid plan is far
+// smaller; a FIFO, a symlink leading out of the state directory or a huge
+// file is refused unread and kept aside like any unloadable plan).
+const maxPlanFile = 4 << 20
+
 // OpenStore loads the plan at path (creating its directory when needed). A
 // missing file means no plan. A file that cannot be read or is not a valid
 // plan is renamed aside to "<path>.corrupt-<UTC time>" and the store starts
@@ -57,7 +63,7 @@ func OpenStore(path string) (*Store, string, error) {
 	}
 	removeStaleTemps(path)
 
-	data, err := os.ReadFile(path)
+	data, err := confined.ReadPath(path, maxPlanFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, "", nil
 	}

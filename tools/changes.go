@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -62,11 +62,11 @@ func (ws *Workspace) ChangedFiles(entries []UndoEntry) (files []*ChangedFile, no
 			}
 			continue
 		}
-		data, err := os.ReadFile(abs)
+		data, err := ws.Sandbox.ReadFile(abs, maxRevertRead)
 		switch {
 		case err == nil:
 			f.Base, f.BaseExists = data, true
-		case !os.IsNotExist(err):
+		case !errors.Is(err, fs.ErrNotExist):
 			notes = append(notes, errorText(ws, abs, err))
 			continue
 		}
@@ -171,7 +171,7 @@ func (ws *Workspace) RevertHunk(ctx context.Context, f *ChangedFile, i int, tag 
 	if err := ws.modifiedError(ctx, f.Abs); err != nil {
 		return "", err
 	}
-	cur, err := os.ReadFile(f.Abs)
+	cur, err := ws.Sandbox.ReadFile(f.Abs, maxRevertRead)
 	if err != nil {
 		return "", errors.New(errorText(ws, f.Abs, err))
 	}
@@ -205,9 +205,9 @@ func (ws *Workspace) RevertFile(ctx context.Context, f *ChangedFile, tag UndoEnt
 	if err := ws.modifiedError(ctx, f.Abs); err != nil {
 		return "", err
 	}
-	cur, err := os.ReadFile(f.Abs)
+	cur, err := ws.Sandbox.ReadFile(f.Abs, maxRevertRead)
 	exists := err == nil
-	if err != nil && !os.IsNotExist(err) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", errors.New(errorText(ws, f.Abs, err))
 	}
 	if exists != f.BaseExists || string(cur) != string(f.Base) {
@@ -216,7 +216,7 @@ func (ws *Workspace) RevertFile(ctx context.Context, f *ChangedFile, tag UndoEnt
 	desc := "the whole file, as it was before Fido's changes"
 	if !f.BeforeExists {
 		desc = "the file Fido created (deleted it)"
-		if err := os.Remove(f.Abs); err != nil {
+		if err := ws.Sandbox.Remove(f.Abs); err != nil {
 			return "", errors.New(errorText(ws, f.Abs, err))
 		}
 		e := tag
@@ -226,7 +226,7 @@ func (ws *Workspace) RevertFile(ctx context.Context, f *ChangedFile, tag UndoEnt
 	} else {
 		if !exists {
 			desc = "the file Fido deleted (restored it)"
-			if err := os.MkdirAll(filepath.Dir(f.Abs), 0o755); err != nil {
+			if _, err := ws.Sandbox.MkdirAll(filepath.Dir(f.Abs), 0o755); err != nil {
 				return "", errors.New(errorText(ws, filepath.Dir(f.Abs), err))
 			}
 		}
@@ -242,11 +242,11 @@ func (ws *Workspace) RevertFile(ctx context.Context, f *ChangedFile, tag UndoEnt
 // writeReverted writes a reverted file atomically and records it in the
 // undo log (so /undo and a second review see it).
 func (ws *Workspace) writeReverted(f *ChangedFile, cur, out []byte, existed bool, tag UndoEntry) error {
-	perm := os.FileMode(0o644)
-	if fi, err := os.Stat(f.Abs); err == nil {
+	perm := fs.FileMode(0o644)
+	if fi, err := ws.Sandbox.Stat(f.Abs); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	if err := WriteFileAtomic(f.Abs, out, perm); err != nil {
+	if err := ws.Sandbox.WriteFileAtomic(f.Abs, out, perm); err != nil {
 		return errors.New(errorText(ws, f.Abs, err))
 	}
 	e := tag

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"sync"
 )
@@ -95,10 +94,11 @@ func (ft *FileTracker) Replace(seen map[string]string) {
 	}
 }
 
-// hashFile returns the content hash of the regular file at abs; exists is
-// false when there is no file there.
-func hashFile(abs string) (hash string, exists bool, err error) {
-	f, err := os.Open(abs)
+// hashFile returns the content hash of the regular file at abs, read
+// through the workspace's os.Root; exists is false when there is no regular
+// file there (a directory or device is for the tool itself to refuse).
+func (ws *Workspace) hashFile(abs string) (hash string, exists bool, err error) {
+	f, fi, err := ws.Sandbox.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
@@ -106,6 +106,9 @@ func hashFile(abs string) (hash string, exists bool, err error) {
 		return "", false, err
 	}
 	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		return "", false, nil
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", true, err
@@ -135,7 +138,7 @@ func (ws *Workspace) checkSeen(ctx context.Context, ft *FileTracker, abs string,
 		return nil
 	}
 	rel := ws.Sandbox.Rel(abs)
-	hash, exists, err := hashFile(abs)
+	hash, exists, err := ws.hashFile(abs)
 	if err != nil {
 		return errors.New(errorText(ws, abs, err))
 	}

@@ -81,7 +81,7 @@ func (t *ListFilesTool) Run(ctx context.Context, _ Invocation, args json.RawMess
 	if err != nil {
 		return ErrorResult("list_files: %v", err), nil
 	}
-	fi, err := os.Stat(abs)
+	fi, err := t.ws.Sandbox.Stat(abs)
 	if err != nil {
 		return ErrorResult("list_files: %v", describeStatError(p.Path, err)), nil
 	}
@@ -94,7 +94,7 @@ func (t *ListFilesTool) Run(ctx context.Context, _ Invocation, args json.RawMess
 		opt.MaxDepth = 1
 	}
 	lines := make([][]string, opt.workerCount())
-	stats := walkDir(ctx, t.ws.Root, abs, rel, opt, func(w int, e walkEntry) bool {
+	stats := walkDir(ctx, t.ws.Sandbox, abs, rel, opt, func(w int, e walkEntry) bool {
 		lines[w] = append(lines[w], entryLine(e))
 		return true
 	})

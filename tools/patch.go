@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -128,6 +127,9 @@ func (t *PatchTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 		if a == t.ws.Root {
 			return ErrorResult("patch: operation %d: path must name a file, not the workspace root; nothing was changed", i+1), nil
 		}
+		if err := t.ws.Sandbox.gitDirError(op.Path, a); err != nil {
+			return ErrorResult("patch: operation %d: %v", i+1, err), nil
+		}
 		abs[i] = a
 	}
 	unsaved := func() *Result {
@@ -226,7 +228,7 @@ func (t *PatchTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 	rel := t.ws.Sandbox.Rel(abs)
 	entry := UndoEntry{Tool: "patch", Path: rel}
-	fi, statErr := os.Stat(abs)
+	fi, statErr := t.ws.Sandbox.Stat(abs)
 	exists := statErr == nil
 	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
 		return "", entry, errors.New(errorText(t.ws, abs, statErr))
@@ -248,16 +250,18 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 		adapted := ""
 		if exists {
 			entry.Op = "overwrite"
-			recordPrior(&entry, abs)
-			if usesCRLF(abs) && !bytes.Contains(content, []byte("\r\n")) && bytes.Contains(content, nl) {
+			t.ws.recordPrior(&entry, abs)
+			if usesCRLF(t.ws.Sandbox, abs) && !bytes.Contains(content, []byte("\r\n")) && bytes.Contains(content, nl) {
 				content = toCRLF(content)
 				adapted = ", CRLF kept"
 			}
 		}
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		top, err := t.ws.Sandbox.MkdirAll(filepath.Dir(abs), 0o755)
+		if err != nil {
 			return "", entry, errors.New(errorText(t.ws, filepath.Dir(abs), err))
 		}
-		if err := WriteFileAtomic(abs, content, perm); err != nil {
+		if err := t.ws.Sandbox.WriteFileAtomic(abs, content, perm); err != nil {
+			t.ws.removeEmptyDirs(filepath.Dir(abs), top)
 			return "", entry, errors.New(errorText(t.ws, abs, err))
 		}
 		entry.After = contentHash(content)
@@ -274,7 +278,7 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 	if fi.Size() > maxPatchFileSize {
 		return "", entry, fmt.Errorf("%s is %d bytes; search/replace handles files up to %d bytes (overwrite it with content instead)", rel, fi.Size(), maxPatchFileSize)
 	}
-	data, err := os.ReadFile(abs)
+	data, err := t.ws.Sandbox.ReadFile(abs, maxPatchFileSize)
 	if err != nil {
 		return "", entry, errors.New(errorText(t.ws, abs, err))
 	}
@@ -303,7 +307,7 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 	i += start
 	out := make([]byte, 0, len(data)-len(search)+len(replace))
 	out = append(append(append(out, data[:i]...), replace...), data[i+len(search):]...)
-	if err := WriteFileAtomic(abs, out, perm); err != nil {
+	if err := t.ws.Sandbox.WriteFileAtomic(abs, out, perm); err != nil {
 		return "", entry, errors.New(errorText(t.ws, abs, err))
 	}
 	entry.After = contentHash(out)
@@ -311,12 +315,15 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 }
 
 // usesCRLF reports whether the file at abs has CRLF line endings (judged by its first line end).
-func usesCRLF(abs string) bool {
-	f, err := os.Open(abs)
+func usesCRLF(sb *Sandbox, abs string) bool {
+	f, fi, err := sb.Open(abs)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		return false
+	}
 	buf := make([]byte, 64<<10)
 	n, _ := f.Read(buf)
 	i := bytes.IndexByte(buf[:n], '\n')

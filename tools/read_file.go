@@ -11,8 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 //go:embed read_file.md
@@ -99,25 +100,23 @@ func (t *ReadFileTool) Run(ctx context.Context, inv Invocation, args json.RawMes
 		return ErrorResult("read_file: %v", err), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	f, err := os.Open(abs)
+	// Opened without blocking and typed by Fstat of the open descriptor: a
+	// FIFO or device is refused before a byte is read.
+	f, fi, err := t.ws.Sandbox.Open(abs)
 	if err != nil {
 		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
-	}
 	if fi.IsDir() {
 		return ErrorResult("read_file: %s is a directory; use list_files to see its entries", rel), nil
 	}
 	if !fi.Mode().IsRegular() {
-		return ErrorResult("read_file: %s is not a regular file", rel), nil
+		return ErrorResult("read_file: %s is not a regular file (it is %s)", rel, confined.TypeName(fi.Mode())), nil
 	}
 	// The whole file streams through readWindow: hash it on the way, so the
 	// conversation knows which content the model saw (partial reads too).
 	sum := sha256.New()
-	rl, err := readWindow(ctx, io.TeeReader(f, sum), p.Seek, p.Limit)
+	rl, err := readWindow(ctx, io.TeeReader(confined.Reader(ctx, f), sum), p.Seek, p.Limit)
 	if err != nil {
 		if errors.Is(err, errBinary) {
 			return ErrorResult("read_file: %s is a binary file (it contains NUL bytes); read_file only reads text", rel), nil

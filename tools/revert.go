@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -36,6 +35,9 @@ func (ws *Workspace) RevertLast(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", e.Path, err)
 	}
+	if err := ws.Sandbox.gitDirError(e.Path, abs); err != nil {
+		return "", err
+	}
 	desc, err := ws.revert(ctx, e, abs)
 	if err != nil {
 		return "", fmt.Errorf("cannot revert %s %s %s: %v; nothing was changed", e.Tool, e.Op, e.Path, err)
@@ -53,7 +55,7 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 		if err := ws.unchangedSince(ctx, e, abs); err != nil {
 			return "", err
 		}
-		if err := os.Remove(abs); err != nil {
+		if err := ws.Sandbox.Remove(abs); err != nil {
 			return "", errors.New(errorText(ws, abs, err))
 		}
 		return fmt.Sprintf("removed %s, which patch had created", e.Path), nil
@@ -65,7 +67,7 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 		if err := ws.unchangedSince(ctx, e, abs); err != nil {
 			return "", err
 		}
-		if err := WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
+		if err := ws.Sandbox.WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
 			return "", errors.New(errorText(ws, abs, err))
 		}
 		return fmt.Sprintf("restored %s as it was before the %s", e.Path, e.Op), nil
@@ -74,25 +76,32 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 		if err != nil {
 			return "", err
 		}
-		if _, err := os.Lstat(abs); err == nil {
+		if _, err := ws.Sandbox.Lstat(abs); err == nil {
 			return "", errors.New("a file exists at that path again")
 		}
 		if err := ws.modifiedError(ctx, abs); err != nil {
 			return "", err
 		}
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		top, err := ws.Sandbox.MkdirAll(filepath.Dir(abs), 0o755)
+		if err != nil {
 			return "", errors.New(errorText(ws, filepath.Dir(abs), err))
 		}
-		if err := WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
+		if err := ws.Sandbox.WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
+			ws.removeEmptyDirs(filepath.Dir(abs), top)
 			return "", errors.New(errorText(ws, abs, err))
 		}
 		return fmt.Sprintf("restored %s, which rm had deleted", e.Path), nil
 	case "mkdir":
-		if err := onlyEmptyDirs(abs); err != nil {
+		dirs, err := ws.onlyEmptyDirs(abs)
+		if err != nil {
 			return "", err
 		}
-		if err := os.RemoveAll(abs); err != nil {
-			return "", errors.New(errorText(ws, abs, err))
+		// Deepest first, each with rmdir: a file that appears meanwhile stops
+		// the removal instead of being deleted with the tree.
+		for i := len(dirs) - 1; i >= 0; i-- {
+			if err := ws.Sandbox.Remove(dirs[i]); err != nil {
+				return "", errors.New(errorText(ws, dirs[i], err))
+			}
 		}
 		return fmt.Sprintf("removed the empty directory %s/", e.Path), nil
 	case "rmdir":
@@ -107,7 +116,7 @@ func (ws *Workspace) unchangedSince(ctx context.Context, e UndoEntry, abs string
 	if e.After == "" {
 		return errors.New("this entry predates revert support (no record of what was written)")
 	}
-	data, err := os.ReadFile(abs)
+	data, err := ws.Sandbox.ReadFile(abs, maxRevertRead)
 	if err != nil {
 		return errors.New(errorText(ws, abs, err))
 	}
@@ -137,15 +146,23 @@ func modeOr(m fs.FileMode) fs.FileMode {
 	return m
 }
 
-// onlyEmptyDirs reports an error unless dir is a tree of directories only.
-func onlyEmptyDirs(dir string) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+// maxRevertRead bounds how much of a file revert reads to compare it with
+// what Fido wrote.
+const maxRevertRead = 256 << 20
+
+// onlyEmptyDirs returns the directories of the tree dir, parents first, or
+// an error unless the tree holds directories only.
+func (ws *Workspace) onlyEmptyDirs(dir string) ([]string, error) {
+	var dirs []string
+	err := ws.Sandbox.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.IsDir() {
 			return fmt.Errorf("the directory is not empty any more (%s)", filepath.Base(p))
 		}
+		dirs = append(dirs, p)
 		return nil
 	})
+	return dirs, err
 }

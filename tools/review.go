@@ -28,7 +28,7 @@ type approval struct {
 // unchanged refuses when a reviewed file changed while the user looked.
 func (a approval) unchanged() error {
 	for abs, want := range a.hashes {
-		got, _, err := hashFile(abs)
+		got, _, err := a.ws.hashFile(abs)
 		if err != nil {
 			return errors.New(errorText(a.ws, abs, err))
 		}
@@ -105,9 +105,9 @@ func (t *PatchTool) reviewPatch(ctx context.Context, inv Invocation, args json.R
 		simAbs := filepath.Join(sim.Root, filepath.FromSlash(rel))
 		if before[rel] == nil {
 			st := &state{}
-			fi, err := os.Stat(abs[i])
+			fi, err := t.ws.Sandbox.Stat(abs[i])
 			if err == nil && fi.Mode().IsRegular() {
-				if st.data, err = os.ReadFile(abs[i]); err == nil {
+				if st.data, err = t.ws.Sandbox.ReadFile(abs[i], maxPatchFileSize); err == nil {
 					st.existed = true
 					err = WriteFileAtomic(simAbs, st.data, fi.Mode().Perm())
 				}
@@ -140,7 +140,7 @@ func (t *PatchTool) reviewPatch(ctx context.Context, inv Invocation, args json.R
 			continue
 		}
 		st := before[rel]
-		after, err := os.ReadFile(filepath.Join(sim.Root, filepath.FromSlash(rel)))
+		after, err := sim.Sandbox.ReadFile(filepath.Join(sim.Root, filepath.FromSlash(rel)), maxPatchFileSize)
 		exists := err == nil
 		if exists == st.existed && bytes.Equal(after, st.data) {
 			continue
@@ -165,7 +165,7 @@ func reviewRemoval(ctx context.Context, ws *Workspace, inv Invocation, tool, sum
 	var fcs []FileChange
 	for _, abs := range files {
 		fc := FileChange{Path: ws.Sandbox.Rel(abs), Existed: true}
-		fi, err := os.Lstat(abs)
+		fi, err := ws.Sandbox.Lstat(abs)
 		switch {
 		case err != nil:
 			fc.Note = errorText(ws, abs, err)
@@ -173,9 +173,9 @@ func reviewRemoval(ctx context.Context, ws *Workspace, inv Invocation, tool, sum
 			fc.Note = "not a regular file"
 		case fi.Size() > maxShownContent || len(fcs) >= maxShownRemovals:
 			fc.Note = fmt.Sprintf("content not shown: %d bytes", fi.Size())
-			ap.hashes[abs], _, _ = hashFile(abs)
+			ap.hashes[abs], _, _ = ws.hashFile(abs)
 		default:
-			data, err := os.ReadFile(abs)
+			data, err := ws.Sandbox.ReadFile(abs, maxShownContent)
 			if err != nil {
 				fc.Note = errorText(ws, abs, err)
 				break

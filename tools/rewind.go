@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,7 +19,7 @@ type RewindStep struct {
 	Content []byte
 	Exists  bool
 	Dir     bool
-	Mode    os.FileMode
+	Mode    fs.FileMode
 }
 
 // RewindPlan is what a rewind would do: steps to apply and files skipped
@@ -69,10 +69,10 @@ func (ws *Workspace) PlanRewind(ctx context.Context, entries []UndoEntry) Rewind
 			step.Content, step.Exists, step.Mode = prior, true, modeOr(c.oldest.PriorMode)
 		case "mkdir":
 			step.Dir = true
-			if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			if fi, err := ws.Sandbox.Lstat(abs); err != nil || !fi.IsDir() {
 				continue // already gone
 			}
-			if err := onlyEmptyDirs(abs); err != nil {
+			if _, err := ws.onlyEmptyDirs(abs); err != nil {
 				skip(rel+"/", err.Error())
 				continue
 			}
@@ -89,7 +89,7 @@ func (ws *Workspace) PlanRewind(ctx context.Context, entries []UndoEntry) Rewind
 			skip(rel, "a directory operation came after it")
 			continue
 		}
-		hash, exists, err := hashFile(abs)
+		hash, exists, err := ws.hashFile(abs)
 		if err != nil {
 			skip(rel, errorText(ws, abs, err))
 			continue
@@ -142,37 +142,42 @@ func (ws *Workspace) applyRewindStep(st RewindStep, tag UndoEntry) error {
 	e := tag
 	e.Tool, e.Path = "rewind", st.Path
 	if st.Dir {
-		if err := onlyEmptyDirs(st.Abs); err != nil {
+		dirs, err := ws.onlyEmptyDirs(st.Abs)
+		if err != nil {
 			return err
 		}
-		if err := os.RemoveAll(st.Abs); err != nil {
-			return errors.New(errorText(ws, st.Abs, err))
+		// Deepest first, each with rmdir: a file that appears meanwhile stops
+		// the removal instead of being deleted with the tree.
+		for i := len(dirs) - 1; i >= 0; i-- {
+			if err := ws.Sandbox.Remove(dirs[i]); err != nil {
+				return errors.New(errorText(ws, dirs[i], err))
+			}
 		}
 		e.Op, e.Existed = "rmdir", true
 		e.PriorOmitted = "an empty directory"
 		ws.record(e)
 		return nil
 	}
-	cur, err := os.ReadFile(st.Abs)
+	cur, err := ws.Sandbox.ReadFile(st.Abs, maxRevertRead)
 	existed := err == nil
-	if err != nil && !os.IsNotExist(err) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return errors.New(errorText(ws, st.Abs, err))
 	}
 	if existed {
 		priorContent(&e, cur)
 	}
 	if !st.Exists {
-		if err := os.Remove(st.Abs); err != nil {
+		if err := ws.Sandbox.Remove(st.Abs); err != nil {
 			return errors.New(errorText(ws, st.Abs, err))
 		}
 		e.Op = "rm"
 		ws.record(e)
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(st.Abs), 0o755); err != nil {
+	if _, err := ws.Sandbox.MkdirAll(filepath.Dir(st.Abs), 0o755); err != nil {
 		return errors.New(errorText(ws, filepath.Dir(st.Abs), err))
 	}
-	if err := WriteFileAtomic(st.Abs, st.Content, st.Mode); err != nil {
+	if err := ws.Sandbox.WriteFileAtomic(st.Abs, st.Content, st.Mode); err != nil {
 		return errors.New(errorText(ws, st.Abs, err))
 	}
 	e.Op, e.After = "create", contentHash(st.Content)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/coregx/coregex"
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 // DefaultMaxSearchFileSize is the size above which ripgrep skips a file (rg's --max-filesize 2M).
@@ -82,7 +83,7 @@ func (ws *Workspace) Search(ctx context.Context, rel string, opt SearchOptions) 
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(abs)
+	fi, err := ws.Sandbox.Stat(abs)
 	if err != nil {
 		return nil, describeStatError(rel, err)
 	}
@@ -101,10 +102,10 @@ func (ws *Workspace) Search(ctx context.Context, rel string, opt SearchOptions) 
 
 	s := &searcher{m: m, opt: opt, workers: make([]searchWorker, workers)}
 	if !fi.IsDir() {
-		s.searchFile(0, startRel, abs)
+		s.searchFile(0, startRel, func() (*os.File, fs.FileInfo, error) { return ws.Sandbox.Open(abs) })
 	} else {
 		wopt := walkOptions{HiddenDirs: opt.IncludeHidden, HiddenFiles: opt.IncludeHidden, Workers: workers}
-		stats := walkDir(ctx, ws.Sandbox.Root(), abs, startRel, wopt, func(w int, e walkEntry) bool {
+		stats := walkDir(ctx, ws.Sandbox, abs, startRel, wopt, func(w int, e walkEntry) bool {
 			if e.isDir() {
 				return true
 			}
@@ -113,7 +114,7 @@ func (ws *Workspace) Search(ctx context.Context, rel string, opt SearchOptions) 
 			}
 			// The limit cancels the walk once one more match than asked for
 			// exists, so the result can say truthfully that there are more.
-			if s.searchFile(w, e.Rel, e.Abs) && opt.Limit > 0 && s.total.Load() > int64(opt.Limit) {
+			if s.searchFile(w, e.Rel, e.open) && opt.Limit > 0 && s.total.Load() > int64(opt.Limit) {
 				cancel()
 			}
 			return false
@@ -184,15 +185,18 @@ type searcher struct {
 	total   atomic.Int64
 }
 
-// searchFile searches one file with worker w's buffer and reports whether it matched.
-func (s *searcher) searchFile(w int, rel, abs string) bool {
+// searchFile searches one file with worker w's buffer and reports whether it
+// matched. open opens it without blocking and types it by Fstat: anything
+// but a regular file (a FIFO, a device, a file swapped since the listing) is
+// skipped unread, and a file larger than the cap by its size is never read.
+func (s *searcher) searchFile(w int, rel string, open func() (*os.File, fs.FileInfo, error)) bool {
 	sw := &s.workers[w]
 	limit := s.opt.MaxFileSize
-	if int64(cap(sw.buf)) < limit+1 {
-		sw.buf = make([]byte, limit+1)
+	f, fi, err := open()
+	if err == nil && !fi.Mode().IsRegular() {
+		_ = f.Close()
+		err = fmt.Errorf("%s is not a regular file (it is %s)", rel, confined.TypeName(fi.Mode()))
 	}
-	buf := sw.buf[:limit+1]
-	f, err := os.Open(abs)
 	if err != nil {
 		sw.unreadable++
 		if sw.firstErr == "" {
@@ -200,6 +204,15 @@ func (s *searcher) searchFile(w int, rel, abs string) bool {
 		}
 		return false
 	}
+	if fi.Size() > limit {
+		_ = f.Close()
+		sw.large++
+		return false
+	}
+	if int64(cap(sw.buf)) < limit+1 {
+		sw.buf = make([]byte, limit+1)
+	}
+	buf := sw.buf[:limit+1]
 	n := 0
 	for n < len(buf) {
 		k, err := f.Read(buf[n:])

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 // Undo log bounds: one entry keeps at most MaxUndoContent bytes of prior
@@ -20,6 +22,9 @@ const (
 	MaxUndoContent = 1 << 20
 	maxUndoEntries = 200
 	maxUndoTotal   = 8 << 20
+	// maxUndoFile bounds undo.json when it is read back (its content is
+	// bounded by maxUndoTotal; JSON escaping can grow it).
+	maxUndoFile = 64 << 20
 )
 
 // UndoEntry records one mutation. For patch and rm it keeps the content the
@@ -67,7 +72,7 @@ type UndoLog struct {
 // returned log is usable.
 func OpenUndoLog(path string) (*UndoLog, error) {
 	u := &UndoLog{path: path, maxEntries: maxUndoEntries, maxTotal: maxUndoTotal}
-	data, err := os.ReadFile(path)
+	data, err := confined.ReadPath(path, maxUndoFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return u, nil
 	}

@@ -48,6 +48,13 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	if err != nil {
 		return nil, err
 	}
+	// A skipped ignore file changes what the model sees (its ignored files
+	// show up), so the user hears of it once, besides the log.
+	ws.Sandbox.Logf = func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		logger.Print(msg)
+		ui.Notify("Fido "+msg+"; Fido reads only regular files inside the workspace", agent.LevelWarn)
+	}
 	store, notice, err := plan.OpenStore(filepath.Join(stateDir, "plan.json"))
 	if err != nil {
 		return nil, err

@@ -1,0 +1,16 @@
+// Package permission decides whether a shell command line may run without
+// asking the user, from rules the user gave ("allow go test", "deny git
+// push").
+//
+// A command line is parsed with a real shell parser (mvdan.cc/sh/v3/syntax),
+// never split on spaces: it runs unasked only when every simple command in
+// it — through pipes, &&, ||, ;, subshells, command and process
+// substitutions, functions, loops — matches an allow rule, no deny rule may
+// match any of them, and no redirection writes outside the workspace.
+// Whatever the parser cannot decide statically (eval, source, a command name
+// built from an expansion, a shell reading commands from -c or standard
+// input, privilege escalation) always asks. A deny rule refuses at once.
+//
+// The package is pure: it reads no files and starts nothing. Storing rules
+// and asking the user belong to its callers.
+package permission

@@ -1,0 +1,161 @@
+package permission
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// literalWords turns a command's words into what the shell passes after
+// quote removal. A word with an expansion, a glob or a brace pattern keeps
+// its source text and is marked non-literal: no rule word ever equals it.
+func literalWords(args []*syntax.Word) []word {
+	out := make([]word, len(args))
+	for i, a := range args {
+		out[i] = literalWord(a)
+	}
+	return out
+}
+
+func literalWord(w *syntax.Word) word {
+	if w == nil {
+		return word{}
+	}
+	var b strings.Builder
+	literal := true
+	for i, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			v := p.Value
+			if strings.ContainsAny(v, "*?[{") || (i == 0 && strings.HasPrefix(v, "~")) {
+				literal = false
+			}
+			b.WriteString(unescape(v))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				literal = false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				literal = false
+			}
+			for _, dp := range p.Parts {
+				lit, ok := dp.(*syntax.Lit)
+				if !ok {
+					literal = false
+					b.WriteString(source(dp))
+					continue
+				}
+				b.WriteString(unescapeDouble(lit.Value))
+			}
+		default:
+			literal = false
+			b.WriteString(source(part))
+		}
+	}
+	return word{text: b.String(), literal: literal}
+}
+
+// unescape removes the backslashes of an unquoted literal (`g\it` is `git`;
+// a backslash-newline disappears).
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unescapeDouble removes the backslashes that escape inside double quotes:
+// before $, `, ", \ and newline only.
+func unescapeDouble(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// source prints a word part back as shell text, for messages.
+func source(n syntax.Node) string {
+	var b strings.Builder
+	if err := syntax.NewPrinter().Print(&b, n); err != nil {
+		return "…"
+	}
+	return b.String()
+}
+
+// SuggestPrefix proposes the words an "always" rule should hold for a
+// command: its name, plus the subcommand when the second word is one
+// (`go test ./... -run X` → `go test`; `npm run lint` → `npm run lint`;
+// `ls -la` → `ls`).
+func SuggestPrefix(ws []word) string {
+	if len(ws) == 0 || !ws[0].literal {
+		return ""
+	}
+	out := []string{ws[0].text}
+	if len(ws) > 1 && isSubcommand(ws[1]) {
+		out = append(out, ws[1].text)
+		if runners[ws[0].text] && ws[1].text == "run" && len(ws) > 2 && isSubcommand(ws[2]) {
+			out = append(out, ws[2].text)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// SuggestFor parses a command line and proposes the prefix for its first
+// simple command (for the approval picker when no rule was consulted).
+func SuggestFor(line string) string {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+	if err != nil {
+		return ""
+	}
+	var out string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if out != "" {
+			return false
+		}
+		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+			var a analysis
+			if ws, ok := a.unwrap(literalWords(c.Args)); ok {
+				out = SuggestPrefix(ws)
+			}
+		}
+		return out == ""
+	})
+	return out
+}
+
+// runners take a script name after `run` (npm run lint).
+var runners = map[string]bool{"npm": true, "pnpm": true, "yarn": true, "bun": true, "deno": true, "cargo": true, "uv": true, "poetry": true}
+
+func isSubcommand(w word) bool {
+	if !w.literal || w.text == "" {
+		return false
+	}
+	for _, r := range w.text {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == ':') {
+			return false
+		}
+	}
+	return w.text[0] != '-'
+}
