@@ -88,3 +88,23 @@ func TestChangedFilesAndReverts(t *testing.T) {
 	_, err = ws.RevertFile(context.Background(), a, UndoEntry{})
 	assert.Error(t, err, "the whole-file revert refuses to drop the user's edits")
 }
+
+// A file Fido deleted is reviewed against its content before, and the
+// whole-file revert restores it.
+func TestReviewRestoresDeletedFile(t *testing.T) {
+	ws, _ := testWorkspace(t, map[string]string{"gone.txt": "keep me\n"})
+	reg, err := NewRegistry(WorkspaceTools(ws)...)
+	require.NoError(t, err)
+	res := reg.Invoke(context.Background(), Invocation{Identity: Identity{Role: RoleMain}, Conversation: "c", Turn: 1}, "rm", json.RawMessage(`{"path":"gone.txt"}`))
+	require.False(t, res.IsError, res.Content)
+	files, _ := ws.ChangedFiles(ws.Undo.Entries())
+	require.Len(t, files, 1)
+	assert.True(t, files[0].Deleted())
+	require.Len(t, files[0].Hunks(), 1)
+	desc, err := ws.RevertFile(context.Background(), files[0], UndoEntry{})
+	require.NoError(t, err)
+	assert.Contains(t, desc, "restored")
+	assert.Equal(t, "keep me\n", readFile(t, ws, "gone.txt"))
+	files, _ = ws.ChangedFiles(ws.Undo.Entries())
+	assert.Empty(t, files, "a second review sees the revert: nothing left")
+}

@@ -306,6 +306,28 @@ func TestE2EFidoReviewAndRevert(t *testing.T) {
 	assert.True(t, f.Bool(t, `vim.fn.expand("%:t") == "a.txt" and vim.fn.line(".") == 2`), "the cursor is on hunk 1")
 	assert.True(t, f.Bool(t, `vim.fn.bufnr("fido://review/a.txt") > 0 and vim.fn.getbufline(vim.fn.bufnr("fido://review/a.txt"), 2)[1] == "line 2"`))
 
+	// <CR> in the list shows the entry's file beside its own before-state.
+	f.Lua(t, nil, `for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+		if vim.bo[vim.api.nvim_win_get_buf(w)].buftype == "quickfix" then vim.api.nvim_set_current_win(w) end
+	end
+	vim.api.nvim_win_set_cursor(0, { 3, 0 })
+	vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)`)
+	pairedWith := func(file string) string {
+		return `(function()
+		local names = {}
+		for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+			if vim.api.nvim_win_get_option(w, "diff") then table.insert(names, vim.fn.fnamemodify(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)), ":t")) end
+		end
+		table.sort(names)
+		return #names == 2 and names[1] == "` + file + `" and names[2] == "` + file + `" end)()`
+	}
+	f.WaitFor(t, pairedWith("n.txt"), 5*time.Second)
+	// :cprev (what ]q/[q map to) goes back to a.txt's second hunk.
+	require.NoError(t, f.Command("wincmd p"))
+	require.NoError(t, f.Command("cprev"))
+	f.WaitFor(t, pairedWith("a.txt")+` and vim.fn.line(".") == 16`, 5*time.Second, `vim.fn.line(".")`)
+	require.NoError(t, f.Command("cfirst"))
+
 	// The user edits elsewhere and saves, then reverts hunk 1.
 	require.NoError(t, f.Command(`call setline(21, "line 20 (user)")`))
 	require.NoError(t, f.Command("write"))
@@ -317,7 +339,7 @@ func TestE2EFidoReviewAndRevert(t *testing.T) {
 	f.WaitFor(t, `vim.fn.getline(2) == "line 2"`, 5*time.Second, `vim.fn.getline(1, "$")`)
 
 	// The created file: :FidoRevert! deletes it.
-	require.NoError(t, f.Command("cc 2"))
+	require.NoError(t, f.Command("cnext"))
 	f.WaitFor(t, `vim.fn.expand("%:t") == "n.txt"`, 5*time.Second)
 	require.NoError(t, f.Command("FidoRevert!"))
 	f.WaitFor(t, `vim.fn.getqflist({ size = 0 }).size == 1`, 5*time.Second, `vim.fn.getqflist()`, `_G.fido_notes`)
