@@ -448,3 +448,22 @@ func TestE2EReadBeforeWriteSurvivesRestart(t *testing.T) {
 	assert.Contains(t, f2.lastTool(t), "b.txt changed on disk since you last read it")
 	assert.Equal(t, "two, edited during lunch\n", f2.disk(t, "b.txt"))
 }
+
+// In the review's quickfix list, gr reverts the hunk of the entry under the
+// cursor; the keymaps follow setup({ review = { keymaps } }).
+func TestE2EReviewKeymapInList(t *testing.T) {
+	f := startFido(t, "")
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "a.txt"), []byte(numberedLines(10)), 0o644))
+	f.Lua(t, nil, `require("fido").setup({ review = { keymaps = { hunk = "<Space>r", close = false } } })`)
+	f.turn(t, "edit", "p1", "patch", `{"operations":[{"path":"a.txt","search":"line 2\n","replace":"LINE 2\n"},{"path":"a.txt","search":"line 9\n","replace":"LINE 9\n"}]}`)
+	require.NoError(t, f.Command("FidoReview"))
+	f.WaitFor(t, `require("fido.review").tab() ~= nil and vim.fn.getqflist({ size = 0 }).size == 2`, 5*time.Second)
+	f.Lua(t, nil, `for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+		if vim.bo[vim.api.nvim_win_get_buf(w)].buftype == "quickfix" then vim.api.nvim_set_current_win(w) end
+	end
+	vim.api.nvim_win_set_cursor(0, { 2, 0 })`)
+	assert.True(t, f.Bool(t, `vim.fn.maparg("q", "n", false, true).buffer ~= 1`), "close = false: no q mapping")
+	f.Lua(t, nil, `vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<Space>r", true, false, true), "mx", false)`)
+	f.WaitFor(t, `vim.fn.getqflist({ size = 0 }).size == 1`, 5*time.Second, `_G.fido_notes`)
+	assert.Equal(t, strings.Replace(numberedLines(10), "line 2\n", "LINE 2\n", 1), f.disk(t, "a.txt"), "the second entry's hunk was reverted")
+}

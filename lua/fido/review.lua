@@ -201,6 +201,9 @@ function M.open(view)
     vim.cmd("leftabove vsplit")
     vim.fn.setqflist({}, " ", { title = "Fido review", items = items })
     vim.cmd("botright copen")
+    local qfbuf = api.nvim_get_current_buf()
+    review.mapped[qfbuf] = true
+    map(qfbuf)
     local group = api.nvim_create_augroup("FidoReview", { clear = true })
     api.nvim_create_autocmd("BufWinEnter", {
       group = group,
@@ -272,6 +275,15 @@ end
 function M.revert(whole, reason)
   local name = api.nvim_buf_get_name(0)
   local req = { action = "revert", whole = whole, reason = reason or "", line = vim.fn.line(".") }
+  if vim.bo.buftype == "quickfix" then
+    -- In the list: the entry under the cursor.
+    local item = vim.fn.getqflist()[vim.fn.line(".")]
+    if not item or item.bufnr == 0 then
+      vim.notify("FidoRevert: no hunk on this line of the list", vim.log.levels.WARN, { title = "Fido" })
+      return false
+    end
+    name, req.line = api.nvim_buf_get_name(item.bufnr), item.lnum
+  end
   if name:sub(1, #prefix) == prefix then
     req.path, req.in_before = name:sub(#prefix + 1), true
   else
