@@ -76,6 +76,22 @@ func TestSeenFilesSurviveCompactionAndRecall(t *testing.T) {
 	assert.Equal(t, "three\n", readWS(t, ws, "a.txt"))
 }
 
+// A resumed conversation starts from what it saw when it was saved.
+func TestSessionResumesSeenFiles(t *testing.T) {
+	ws, reg := workspaceRegistry(t, map[string]string{"a.txt": "one\n"})
+	first, _ := newTestSession(t, &scriptProvider{}, SessionConfig{Registry: reg})
+	assert.Empty(t, first.SeenFiles())
+	over := ToolCall{ID: "c", Name: "patch", Arguments: `{"operations":[{"path":"a.txt","content":"two\n"}]}`}
+	p := (&scriptProvider{}).add(callTools(over)).add(answer("done"))
+	seen := map[string]string{"a.txt": "2c8b08da5ce60398e1f19af0e5dccc744df274b826abe585eaba68c525434806"} // sha256("one\n")
+	s, _ := newTestSession(t, p, SessionConfig{Registry: reg, SeenFiles: seen, ConversationID: "20260101T000000Z-abcd0123"})
+	s.Submit("overwrite")
+	waitIdle(t, s)
+	assert.NotContains(t, lastToolResult(t, p), "error")
+	assert.Equal(t, "two\n", readWS(t, ws, "a.txt"))
+	assert.Equal(t, "20260101T000000Z-abcd0123", s.conversationID())
+}
+
 func readWS(t *testing.T, ws *tools.Workspace, rel string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(ws.Root, rel))

@@ -38,6 +38,11 @@ type SessionConfig struct {
 	// Workspace is where :FidoReview reads and reverts Fido's changes; nil
 	// disables it.
 	Workspace *tools.Workspace
+	// ConversationID and SeenFiles resume a saved conversation: the id its
+	// undo-log entries carry and what it saw of each file (Session.SeenFiles
+	// when it was saved). Empty: a new conversation.
+	ConversationID string
+	SeenFiles      map[string]string
 	// Plans may be nil (no plan feature).
 	Plans PlanStore
 	// SuspendDir holds /suspend snapshots; empty disables /suspend and /recall.
@@ -101,12 +106,15 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	if cfg.Provider == nil || cfg.UI == nil || cfg.SystemPrompt == nil {
 		return nil, errors.New("agent: session needs a provider, a UI and a system prompt")
 	}
-	s := &Session{cfg: cfg, ui: cfg.UI, reasoning: cfg.Reasoning, state: StateIdle, files: tools.NewFileTracker(nil), edits: EditsAuto}
+	s := &Session{cfg: cfg, ui: cfg.UI, reasoning: cfg.Reasoning, state: StateIdle, files: tools.NewFileTracker(cfg.SeenFiles), edits: EditsAuto}
 	if cfg.Edits == EditsReview {
 		s.edits = EditsReview
 	}
 	s.gate = &editGate{s: s}
-	s.id = newConversationID(now())
+	s.id = cfg.ConversationID
+	if s.id == "" {
+		s.id = newConversationID(now())
+	}
 	s.messages = []Message{{Role: RoleSystem, Content: cfg.SystemPrompt()}}
 	if cfg.Plans != nil {
 		if p := cfg.Plans.Current(); p != nil {
