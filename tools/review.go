@@ -112,8 +112,15 @@ func (t *PatchTool) reviewPatch(ctx context.Context, inv Invocation, args json.R
 					err = WriteFileAtomic(simAbs, st.data, fi.Mode().Perm())
 				}
 			}
-			if err != nil && !errors.Is(err, fs.ErrNotExist) || err == nil && !fi.Mode().IsRegular() {
-				break // the real run reports it
+			if err == nil && !fi.Mode().IsRegular() {
+				break // a directory or device: the real run refuses it
+			}
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				// No preview (too large to copy, unreadable): still ask,
+				// naming the files, rather than write unreviewed.
+				res, ok := askGate(ctx, inv, "patch", EditProposal{Summary: t.SummarizeCall(args),
+					Files: patchPaths(t.ws, abs), Note: fmt.Sprintf("no preview: %s", errorText(t.ws, abs[i], err))})
+				return ap, res, ok
 			}
 			h := ""
 			if st.existed {
@@ -156,6 +163,21 @@ func (t *PatchTool) reviewPatch(ctx context.Context, inv Invocation, args json.R
 	}
 	res, ok := askGate(ctx, inv, "patch", EditProposal{Summary: t.SummarizeCall(args), Files: files, Note: note})
 	return ap, res, ok
+}
+
+// patchPaths lists a call's files for a review without a preview.
+func patchPaths(ws *Workspace, abs []string) []FileChange {
+	var out []FileChange
+	seen := map[string]bool{}
+	for _, a := range abs {
+		if seen[a] {
+			continue
+		}
+		seen[a] = true
+		_, err := ws.Sandbox.Stat(a)
+		out = append(out, FileChange{Path: ws.Sandbox.Rel(a), Existed: err == nil, Exists: true, Note: "content not shown"})
+	}
+	return out
 }
 
 // reviewRemoval asks the gate about deleting files (rm, rmdir). ok=false:

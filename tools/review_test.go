@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -120,4 +121,17 @@ func TestReviewRmAndRmdir(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(ws.Root, "d"))
 	require.False(t, runGated(t, ws, g, "rm", readArgs("a.txt")).IsError)
 	assert.NoFileExists(t, filepath.Join(ws.Root, "a.txt"))
+}
+
+// A file too large to preview is still asked about, never written unreviewed.
+func TestReviewWithoutPreviewStillAsks(t *testing.T) {
+	big := strings.Repeat("x\n", maxPatchFileSize/2+1)
+	ws, _ := testWorkspace(t, map[string]string{"big.txt": big})
+	g := &fakeGate{}
+	res := runGated(t, ws, g, "patch", ops(op{"path": "big.txt", "content": "small\n"}))
+	require.Len(t, g.asked, 1)
+	assert.Contains(t, g.asked[0].Note, "no preview")
+	assert.Equal(t, "big.txt", g.asked[0].Files[0].Path)
+	assert.Contains(t, res.Content, "rejected")
+	assert.Equal(t, big, readFile(t, ws, "big.txt"))
 }
