@@ -135,3 +135,14 @@ func TestReviewWithoutPreviewStillAsks(t *testing.T) {
 	assert.Contains(t, res.Content, "rejected")
 	assert.Equal(t, big, readFile(t, ws, "big.txt"))
 }
+
+func TestReviewRmdirRefusesFilesAddedMeanwhile(t *testing.T) {
+	ws, _ := testWorkspace(t, map[string]string{"d/x.txt": "x\n"})
+	g := &fakeGate{decision: EditDecision{Apply: true}, during: func() {
+		require.NoError(t, os.WriteFile(filepath.Join(ws.Root, "d", "new.txt"), []byte("n\n"), 0o644))
+	}}
+	res := runGated(t, ws, g, "rmdir", readArgs("d"))
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, "changed while the user was reviewing")
+	assert.FileExists(t, filepath.Join(ws.Root, "d", "new.txt"))
+}

@@ -91,6 +91,17 @@ func (t *RmdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 		if err := ap.unchanged(); err != nil {
 			return ErrorResult("rmdir: %v", err), nil
 		}
+		// A file added while the user looked was not reviewed.
+		n := 0
+		_ = t.ws.Sandbox.WalkDir(abs, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				n++
+			}
+			return nil
+		})
+		if n != len(files) {
+			return ErrorResult("rmdir: %s/ changed while the user was reviewing its deletion (%d files then, %d now); nothing was deleted", rel, len(files), n), nil
+		}
 		for _, f := range files {
 			if err := t.ws.modifiedError(ctx, f); err != nil {
 				return ErrorResult("rmdir: %v", err), nil
