@@ -5,7 +5,6 @@ go 1.26.8
 require (
 	github.com/adrg/xdg v0.5.3
 	github.com/bmatcuk/doublestar/v4 v4.10.4
-	github.com/coregx/coregex v0.12.19
 	github.com/dlclark/regexp2/v2 v2.5.2
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
 	github.com/git-pkgs/gitignore v1.2.0
@@ -18,7 +17,6 @@ require (
 )
 
 require (
-	github.com/coregx/ahocorasick v0.2.1 // indirect
 	github.com/go-sourcemap/sourcemap v2.1.4+incompatible // indirect
 	github.com/google/pprof v0.0.0-20240727154555-813a5fbdbec8 // indirect
 	github.com/tidwall/match v1.1.1 // indirect

@@ -25,6 +25,8 @@ func TestSetupValidatesOptions(t *testing.T) {
 		{"bad edits", `{ edits = "ask" }`, `edits must be one of "auto", "review", got "ask"`},
 		{"bad keymap", `{ review = { keymaps = { hunk = 1 } } }`, "review.keymaps.hunk must be string or boolean, got number"},
 		{"unknown keymap", `{ review = { keymaps = { undo = "u" } } }`, "unknown option review.keymaps.undo"},
+		{"idle timeout", `{ idle_timeout_ms = 90000 }`, ""},
+		{"idle timeout not whole", `{ idle_timeout_ms = 0.5 }`, "idle_timeout_ms must be a whole number of milliseconds ≥ 1, got 0.5"},
 		{"not a table", `"x"`, "setup() expects a table, got string"},
 	}
 	for _, c := range cases {

@@ -24,7 +24,6 @@ const (
 	readMaxLimit     = 2000
 	readMaxLineLen   = 4000
 	readMaxBytes     = 256 << 10
-	binarySniffLen   = 8 << 10
 )
 
 // ReadFileTool reads a text file by lines.
@@ -164,24 +163,28 @@ var errBinary = errors.New("binary file")
 // readWindow streams r once: it counts every line and keeps lines
 // [seek, seek+limit) within the byte caps.
 func readWindow(ctx context.Context, r io.Reader, seek, limit int) (readLines, error) {
+	// The whole file is checked for NUL bytes, not only its start: the same
+	// rule as ripgrep's and patch's, so every tool agrees on what is binary.
 	br := bufio.NewReaderSize(r, 64<<10)
-	head, err := br.Peek(binarySniffLen)
-	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
-		return readLines{}, err
-	}
-	if bytes.IndexByte(head, 0) >= 0 {
-		return readLines{}, errBinary
-	}
 	rl := readLines{first: seek}
 	var out bytes.Buffer
-	var line []byte // the current line's kept prefix
-	lineLen := 0
+	var line []byte  // the current line's kept prefix
+	lineLen := 0     // bytes of the current line, its ending included
+	var tail [2]byte // the line's last two bytes, to find its ending
 	inLine := false
 	taking := func() bool { return rl.total >= seek && rl.returned < limit && !rl.byteCap }
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if bytes.IndexByte(chunk, 0) >= 0 {
+			return readLines{}, errBinary
+		}
 		if len(chunk) > 0 {
 			inLine = true
+			if len(chunk) >= 2 {
+				tail = [2]byte{chunk[len(chunk)-2], chunk[len(chunk)-1]}
+			} else {
+				tail = [2]byte{tail[1], chunk[0]}
+			}
 			if taking() && len(line) < readMaxLineLen+2 {
 				line = append(line, chunk...)
 			}
@@ -208,7 +211,15 @@ func readWindow(ctx context.Context, r io.Reader, seek, limit int) (readLines, e
 						for cut > 0 && content[cut]&0xC0 == 0x80 {
 							cut--
 						}
-						content = append(content[:cut:cut], fmt.Sprintf(" … [line cut: %d bytes]", lineLen)...)
+						// The size reported is the line's text, without its ending.
+						n := lineLen
+						if tail[1] == '\n' {
+							n--
+							if tail[0] == '\r' && lineLen >= 2 {
+								n--
+							}
+						}
+						content = append(content[:cut:cut], fmt.Sprintf(" … [line cut: %d bytes]", n)...)
 						rl.cutLines++
 					}
 					out.Write(content)
@@ -219,7 +230,7 @@ func readWindow(ctx context.Context, r io.Reader, seek, limit int) (readLines, e
 				rl.crlf = true
 			}
 			rl.total++
-			line, lineLen, inLine = line[:0], 0, false
+			line, lineLen, inLine, tail = line[:0], 0, false, [2]byte{}
 			if rl.total%65536 == 0 && ctx.Err() != nil {
 				return rl, ctx.Err()
 			}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -37,6 +38,13 @@ func (ws *Workspace) RevertLast(ctx context.Context) (string, error) {
 	}
 	if err := ws.Sandbox.gitDirError(e.Path, abs); err != nil {
 		return "", err
+	}
+	if e.Pending && ws.neverApplied(e, abs) {
+		// Fido stopped between recording the change and making it.
+		if err := ws.Undo.Remove(e); err != nil {
+			return "", fmt.Errorf("the undo log could not be updated: %v", err)
+		}
+		return fmt.Sprintf("nothing to revert: Fido stopped before its %s of %s was made; dropped that entry", e.Op, e.Path), nil
 	}
 	desc, err := ws.revert(ctx, e, abs)
 	if err != nil {
@@ -124,6 +132,26 @@ func (ws *Workspace) unchangedSince(ctx context.Context, e UndoEntry, abs string
 		return errors.New("the file was changed after Fido wrote it")
 	}
 	return ws.modifiedError(ctx, abs)
+}
+
+// neverApplied tells, for an entry left pending by a crash, whether its
+// change demonstrably never happened. When it cannot tell, it says false and
+// revert's usual checks decide (they refuse unless the file holds exactly
+// what Fido wrote).
+func (ws *Workspace) neverApplied(e UndoEntry, abs string) bool {
+	switch e.Op {
+	case "create", "mkdir":
+		_, err := ws.Sandbox.Lstat(abs)
+		return errors.Is(err, fs.ErrNotExist)
+	case "overwrite", "edit", "rm":
+		prior, err := priorBytes(e)
+		if err != nil {
+			return false
+		}
+		data, err := ws.Sandbox.ReadFile(abs, int64(len(prior))+1)
+		return err == nil && bytes.Equal(data, prior) && contentHash(data) != e.After
+	}
+	return false
 }
 
 func priorBytes(e UndoEntry) ([]byte, error) {

@@ -135,7 +135,7 @@ func (t *PatchTool) reviewPatch(ctx context.Context, inv Invocation, args json.R
 				break // refused by the guard: the real run reports it
 			}
 		}
-		if _, _, err := dry.apply(op, simAbs); err != nil {
+		if _, _, err := dry.apply(op, simAbs, Invocation{}); err != nil {
 			note = fmt.Sprintf("operation %d of %d would fail (%v): only the ones before it would be applied", i+1, len(ops), err)
 			break
 		}

@@ -64,17 +64,19 @@ func (t *RmTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) 
 			return ErrorResult("rm: %v", err), nil
 		}
 	}
-	entry := UndoEntry{Tool: "rm", Op: "rm", Path: rel}
+	entry := inv.tag(UndoEntry{Tool: "rm", Op: "rm", Path: rel})
 	if fi.Mode().IsRegular() {
 		t.ws.recordPrior(&entry, abs)
 	} else if target, err := t.ws.Sandbox.Readlink(abs); err == nil {
 		entry.Existed, entry.PriorOmitted = true, "symbolic link to "+target
 	}
+	t.ws.beginUndo(&entry)
 	if err := t.ws.Sandbox.Remove(abs); err != nil {
+		t.ws.abortUndo(entry)
 		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
 	}
 	inv.Files.Forget(rel)
-	note := t.ws.record(inv.tag(entry))
+	note := t.ws.record(entry)
 	t.ws.reload(ctx, []string{abs})
 	return Result{
 		Content: fmt.Sprintf("deleted %s (%d bytes)\n%s", rel, fi.Size(), note),

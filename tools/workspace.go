@@ -95,13 +95,37 @@ func (ws *Workspace) reload(ctx context.Context, paths []string) {
 	}
 }
 
-// record adds an undo entry; the returned note is appended to the tool
-// result when the log could not be written (the change itself stands).
+// beginUndo writes e to the undo log as pending before the change it
+// describes, so the change is undoable even if Fido dies right after it.
+// When the log cannot be written, e stays unrecorded and record tries again
+// after the change.
+func (ws *Workspace) beginUndo(e *UndoEntry) {
+	if ws.Undo != nil && ws.Undo.Begin(e) != nil {
+		e.ID, e.Pending = "", false
+	}
+}
+
+// abortUndo removes the pending entry of a change that failed.
+func (ws *Workspace) abortUndo(e UndoEntry) {
+	if ws.Undo != nil && e.Pending {
+		_ = ws.Undo.Abort(e)
+	}
+}
+
+// record adds an undo entry after its change, or confirms the one beginUndo
+// wrote; the returned note is appended to the tool result when the log could
+// not be written (the change itself stands).
 func (ws *Workspace) record(e UndoEntry) string {
 	if ws.Undo == nil {
 		return ""
 	}
-	if err := ws.Undo.Record(e); err != nil {
+	var err error
+	if e.Pending {
+		err = ws.Undo.Confirm(e)
+	} else {
+		err = ws.Undo.Record(e)
+	}
+	if err != nil {
 		return fmt.Sprintf("\nwarning: the undo log could not be written: %v", err)
 	}
 	return ""

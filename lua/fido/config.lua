@@ -16,6 +16,7 @@ M.defaults = {
   -- :FidoReview's buffer-local keymaps (false disables one)
   review = { keymaps = { hunk = "gr", file = "gR", close = "q" } },
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
+  idle_timeout_ms = nil, -- FIDO_IDLE_TIMEOUT; a model stream with no data for this long fails (default 120000)
 }
 
 -- name -> { types, check (optional), description }
@@ -63,6 +64,13 @@ local schema = {
   plan = { { "table" } },
   review = { { "table" } },
   log_file = { { "string", "nil" } },
+  idle_timeout_ms = {
+    { "number", "nil" },
+    function(v)
+      return v == nil or (v >= 1 and v == math.floor(v))
+    end,
+    "a whole number of milliseconds ≥ 1",
+  },
 }
 
 local plan_schema = {
