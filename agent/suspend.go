@@ -159,7 +159,6 @@ func (s *Session) recall() {
 	s.ui.Notice(fmt.Sprintf("recalled %q (%d messages); the workspace plan is unchanged", snaps[idx].Description, len(restored)))
 }
 
-
 // readSnapshot reads and validates one snapshot file; the error says in a
 // few words what is wrong with it.
 func readSnapshot(path string) (Snapshot, error) {
