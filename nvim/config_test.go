@@ -57,7 +57,7 @@ func TestCommandsExistWithoutSetup(t *testing.T) {
 	}
 	var comp []string
 	n.Lua(t, &comp, `return vim.fn.getcompletion("Fido /re", "cmdline")`)
-	assert.Equal(t, []string{"/recall", "/rewind", "/reasoning"}, comp)
+	assert.Equal(t, []string{"/recall", "/rewind", "/reasoning", "/reload-instructions"}, comp)
 	n.Lua(t, &comp, `return vim.fn.getcompletion("FidoPlan c", "cmdline")`)
 	assert.Equal(t, []string{"clear"}, comp)
 }
