@@ -20,6 +20,8 @@ var Commands = []Command{
 	{Name: "/suspend", Args: "[description]", Help: "save this conversation as a snapshot"},
 	{Name: "/recall", Help: "restore a saved snapshot (the workspace plan is kept)"},
 	{Name: "/undo", Args: "[revert]", Help: "show the mutation log; /undo revert undoes Fido's newest change"},
+	{Name: "/rewind", Help: "go back to before one of your messages: the conversation, Fido's file changes, or both"},
+	{Name: "/edits", Args: "[auto|review]", Help: "show or set the edit mode: review shows each file change and asks first"},
 	{Name: "/reasoning", Args: "[minimal|low|medium|high|default]", Help: "show or set the reasoning effort"},
 	{Name: "/new", Help: "start a new conversation (the current one stays saved)"},
 	{Name: "/sessions", Args: "[delete]", Help: "resume a saved conversation of this workspace; /sessions delete deletes one"},
@@ -51,6 +53,10 @@ func (s *Session) command(text string) {
 		}
 	case "/reasoning":
 		s.setReasoning(arg)
+	case "/edits":
+		s.setEdits(arg)
+	case "/rewind":
+		s.rewind()
 	case "/suspend":
 		s.suspend(arg)
 	case "/recall":

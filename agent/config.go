@@ -35,6 +35,8 @@ type Config struct {
 	// Resume continues the workspace's newest conversation at start
 	// (FIDO_RESUME: "last", the default, or "new").
 	Resume bool
+	// Edits is the initial edit mode (FIDO_EDITS: auto or review).
+	Edits string
 	// ConfigDir holds the user's own Fido files: AGENTS.md, commands/
 	// (<XDG config home>/fido).
 	ConfigDir string
@@ -57,6 +59,7 @@ func ConfigFromEnv(getenv func(string) string) Config {
 		TavilyKey: strings.TrimSpace(getenv("TAVILY_API_KEY")),
 		TavilyURL: strings.TrimSpace(getenv("FIDO_TAVILY_URL")),
 		StateRoot: strings.TrimSpace(getenv("FIDO_STATE_DIR")),
+		Edits:     strings.TrimSpace(getenv("FIDO_EDITS")),
 	}
 	if c.Model == "" {
 		c.Model = DefaultModel

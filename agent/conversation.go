@@ -65,7 +65,10 @@ func (s *Session) ensureLogLocked() *ConversationLog {
 		return nil
 	}
 	if s.log == nil && !s.logFailed {
-		l, err := s.cfg.Conversations.Create(s.cfg.Root, s.model())
+		s.mu.Lock()
+		id := s.id
+		s.mu.Unlock()
+		l, err := s.cfg.Conversations.Create(id, s.cfg.Root, s.model())
 		if err != nil {
 			s.logFailed = true
 			s.ui.Error("the conversation cannot be saved: " + err.Error())
@@ -113,6 +116,19 @@ func nonEmpty(ms []Message) []Message {
 	return ms
 }
 
+// saveSeen records the read-before-write knowledge when it changed.
+func (s *Session) saveSeen() {
+	seen := s.files.Snapshot()
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	if s.log == nil || reflect.DeepEqual(seen, s.savedSeen) {
+		return
+	}
+	if err := s.log.SetSeen(seen); err == nil {
+		s.savedSeen = seen
+	}
+}
+
 // closeLog saves the cost and releases the current conversation.
 func (s *Session) closeLog() {
 	s.logMu.Lock()
@@ -122,7 +138,7 @@ func (s *Session) closeLog() {
 		_ = s.log.SetMeta("", "", total.Cost)
 		_ = s.log.Close()
 	}
-	s.log, s.savedLive, s.logFailed = nil, nil, false
+	s.log, s.savedLive, s.savedSeen, s.logFailed = nil, nil, nil, false
 }
 
 // ConversationID is the current conversation's id ("" before it is saved).
@@ -174,6 +190,11 @@ func (s *Session) switchTo(id string) error {
 	}
 	s.messages = msgs
 	s.pending = nil
+	s.id, s.turn = conv.Meta.ID, 0
+	for _, m := range conv.Messages {
+		s.turn = max(s.turn, m.Turn)
+	}
+	s.review, s.revertNotes = nil, nil
 	s.total, s.sub = Usage{Cost: conv.Meta.Cost}, Usage{}
 	if conv.Meta.Model != "" {
 		s.cfg.Model = conv.Meta.Model
@@ -182,8 +203,11 @@ func (s *Session) switchTo(id string) error {
 	total := s.total
 	s.mu.Unlock()
 	s.closeLog()
+	// What it saw of each file, so the read-before-write guard holds across
+	// the restart.
+	s.files.Replace(conv.Seen)
 	s.logMu.Lock()
-	s.log, s.savedLive = l, CloneMessages(conv.Messages)
+	s.log, s.savedLive, s.savedSeen = l, CloneMessages(conv.Messages), conv.Seen
 	s.logMu.Unlock()
 	s.syncLive("resumed under the current plan")
 
@@ -256,8 +280,11 @@ func (s *Session) newConversation() {
 	}
 	s.pending = nil
 	s.total, s.sub = Usage{}, Usage{}
+	s.id, s.turn = newConversationID(now()), 0
+	s.review, s.revertNotes = nil, nil
 	s.mu.Unlock()
 	s.closeLog()
+	s.files.Replace(nil)
 	s.ui.Usage(Usage{}, Usage{})
 	s.ui.Notice("── new conversation ── (the previous one is saved: /sessions)")
 }
@@ -380,7 +407,8 @@ func (s *Session) fork() {
 		oldTitle = s.log.Meta().Title
 	}
 	s.logMu.Unlock()
-	l, err := s.cfg.Conversations.Create(s.cfg.Root, s.model())
+	newID := newConversationID(now())
+	l, err := s.cfg.Conversations.Create(newID, s.cfg.Root, s.model())
 	if err != nil {
 		s.ui.Error("/fork: " + err.Error())
 		return
@@ -399,9 +427,14 @@ func (s *Session) fork() {
 		title = "fork"
 	}
 	_ = l.SetMeta(title, "", total.Cost)
+	seen := s.files.Snapshot()
+	_ = l.SetSeen(seen)
 	s.closeLog()
+	s.mu.Lock()
+	s.id = newID
+	s.mu.Unlock()
 	s.logMu.Lock()
-	s.log, s.savedLive = l, saved
+	s.log, s.savedLive, s.savedSeen = l, saved, seen
 	s.logMu.Unlock()
 	s.ui.Notice(fmt.Sprintf("forked into a new conversation %q; the original stays saved", title))
 }

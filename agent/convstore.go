@@ -59,6 +59,9 @@ type LoadedConversation struct {
 	// Results are the transcript lines of tool results, by call id, so a
 	// resumed transcript renders as it did live.
 	Results map[string]ResultNote
+	// Seen is what the conversation last saw of each file (the
+	// read-before-write guard's knowledge), as last saved.
+	Seen map[string]string
 }
 
 // ResultNote is how a tool result was shown in the transcript.
@@ -114,13 +117,19 @@ func newConversationID(t time.Time) string {
 	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-// Create starts a new conversation log, owned (locked) by this process.
-func (s *ConversationStore) Create(root, model string) (*ConversationLog, error) {
+// Create starts a new conversation log under id ("" mints one), owned
+// (locked) by this process.
+func (s *ConversationStore) Create(id, root, model string) (*ConversationLog, error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("conversation store: %w", err)
 	}
 	at := now()
-	id := newConversationID(at)
+	if id == "" {
+		id = newConversationID(at)
+	}
+	if !validID(id) {
+		return nil, fmt.Errorf("conversation store: invalid id %q", id)
+	}
 	f, err := os.OpenFile(s.path(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("conversation store: %w", err)
@@ -317,6 +326,17 @@ func (l *ConversationLog) SetMeta(title, model string, cost float64) error {
 	return l.writeLocked(r)
 }
 
+// SetSeen records what the conversation saw of each file, so a resumed
+// conversation keeps its read-before-write knowledge.
+func (l *ConversationLog) SetSeen(seen map[string]string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seen == nil {
+		seen = map[string]string{}
+	}
+	return l.writeLocked(record{T: "seen", At: now(), Seen: seen})
+}
+
 // ReplaceLive records that the live conversation is now msgs (system
 // message excluded), e.g. after compaction or a rewind. Everything appended
 // before stays in the file.
@@ -385,18 +405,19 @@ func (l *ConversationLog) writeLocked(r record) error {
 
 // record is one line of a conversation log.
 type record struct {
-	T      string      `json:"t"`
-	At     time.Time   `json:"at"`
-	ID     string      `json:"id,omitempty"`
-	Root   string      `json:"root,omitempty"`
-	M      *Message    `json:"m,omitempty"`
-	Call   string      `json:"call,omitempty"`
-	Title  string      `json:"title,omitempty"`
-	Model  string      `json:"model,omitempty"`
-	Cost   float64     `json:"cost,omitempty"`
-	Reason string      `json:"reason,omitempty"`
-	Ms     []Message   `json:"ms,omitempty"`
-	Note   *ResultNote `json:"note,omitempty"`
+	T      string            `json:"t"`
+	At     time.Time         `json:"at"`
+	ID     string            `json:"id,omitempty"`
+	Root   string            `json:"root,omitempty"`
+	M      *Message          `json:"m,omitempty"`
+	Call   string            `json:"call,omitempty"`
+	Title  string            `json:"title,omitempty"`
+	Model  string            `json:"model,omitempty"`
+	Cost   float64           `json:"cost,omitempty"`
+	Reason string            `json:"reason,omitempty"`
+	Ms     []Message         `json:"ms,omitempty"`
+	Note   *ResultNote       `json:"note,omitempty"`
+	Seen   map[string]string `json:"seen,omitempty"`
 }
 
 // readConversation replays a log. torn is the size in bytes of an
@@ -480,6 +501,8 @@ func (c *LoadedConversation) apply(r record, started map[string]bool) {
 		if r.Cost > 0 {
 			c.Meta.Cost = r.Cost
 		}
+	case "seen":
+		c.Seen = r.Seen
 	case "live":
 		c.Messages = CloneMessages(r.Ms)
 	}

@@ -26,7 +26,7 @@ func sampleTurn(i int) []Message {
 
 func TestConversationRoundTrip(t *testing.T) {
 	s := NewConversationStore(t.TempDir())
-	l, err := s.Create("/ws", "m/one")
+	l, err := s.Create("", "/ws", "m/one")
 	require.NoError(t, err)
 	var want []Message
 	require.NoError(t, l.Append(Message{Role: RoleSystem, Content: "sys"}))
@@ -51,7 +51,7 @@ func TestConversationRoundTrip(t *testing.T) {
 
 func TestConversationTornLastRecordIsIgnoredAndCut(t *testing.T) {
 	s := NewConversationStore(t.TempDir())
-	l, err := s.Create("/ws", "m")
+	l, err := s.Create("", "/ws", "m")
 	require.NoError(t, err)
 	require.NoError(t, l.Append(Message{Role: RoleUser, Content: "hello"}))
 	id := l.ID()
@@ -76,7 +76,7 @@ func TestConversationTornLastRecordIsIgnoredAndCut(t *testing.T) {
 
 func TestConversationInterruptedToolCallsAreAnsweredTruthfully(t *testing.T) {
 	s := NewConversationStore(t.TempDir())
-	l, err := s.Create("/ws", "m")
+	l, err := s.Create("", "/ws", "m")
 	require.NoError(t, err)
 	require.NoError(t, l.Append(Message{Role: RoleUser, Content: "go"}))
 	require.NoError(t, l.Append(Message{Role: RoleAssistant, ToolCalls: []ToolCall{
@@ -101,7 +101,7 @@ func TestConversationInterruptedToolCallsAreAnsweredTruthfully(t *testing.T) {
 
 func TestConversationOwnedByOneHost(t *testing.T) {
 	s := NewConversationStore(t.TempDir())
-	l, err := s.Create("/ws", "m")
+	l, err := s.Create("", "/ws", "m")
 	require.NoError(t, err)
 	_, _, err = s.Open(l.ID())
 	assert.ErrorIs(t, err, ErrConversationBusy)
@@ -120,7 +120,7 @@ func TestConversationOwnedByOneHost(t *testing.T) {
 
 func TestConversationReplaceLiveKeepsTheFullHistory(t *testing.T) {
 	s := NewConversationStore(t.TempDir())
-	l, err := s.Create("/ws", "m")
+	l, err := s.Create("", "/ws", "m")
 	require.NoError(t, err)
 	for _, m := range sampleTurn(1) {
 		require.NoError(t, l.Append(m))
@@ -141,7 +141,7 @@ func TestConversationListNewestFirstAndNamesBrokenFiles(t *testing.T) {
 	s := NewConversationStore(dir)
 	var ids []string
 	for i := 0; i < 3; i++ {
-		l, err := s.Create("/ws", "m")
+		l, err := s.Create("", "/ws", "m")
 		require.NoError(t, err)
 		require.NoError(t, l.Append(Message{Role: RoleUser, Content: fmt.Sprintf("conversation %d", i)}))
 		ids = append(ids, l.ID())
@@ -166,7 +166,7 @@ func TestConversationScrubsSecrets(t *testing.T) {
 	dir := t.TempDir()
 	s := NewConversationStore(dir)
 	s.Scrub = func(x string) string { return strings.ReplaceAll(x, "sk-secret-123", "[redacted]") }
-	l, err := s.Create("/ws", "m")
+	l, err := s.Create("", "/ws", "m")
 	require.NoError(t, err)
 	require.NoError(t, l.Append(Message{Role: RoleTool, ToolCallID: "x", Content: "key=sk-secret-123"}))
 	require.NoError(t, l.Close())
@@ -182,7 +182,7 @@ func TestConversationScrubsSecrets(t *testing.T) {
 func TestConversationSurvivesKill9(t *testing.T) {
 	if dir := os.Getenv("FIDO_CONV_CHILD"); dir != "" {
 		s := NewConversationStore(dir)
-		l, err := s.Create("/ws", "m")
+		l, err := s.Create("", "/ws", "m")
 		if err != nil {
 			os.Exit(3)
 		}
@@ -233,7 +233,7 @@ func assertStrictHistory(t *testing.T, ms []Message) {
 
 func BenchmarkConversationLoad1000(b *testing.B) {
 	s := NewConversationStore(b.TempDir())
-	l, err := s.Create("/ws", "m")
+	l, err := s.Create("", "/ws", "m")
 	require.NoError(b, err)
 	for i := 0; i < 250; i++ {
 		for _, m := range sampleTurn(i) {

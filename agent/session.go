@@ -29,10 +29,20 @@ type SessionConfig struct {
 	Model    string
 	// Reasoning is the initial effort ("" = model default).
 	Reasoning string
-	Root      string
+	// Edits is the initial edit mode: EditsAuto ("" too) or EditsReview.
+	Edits string
+	Root  string
 	// SystemPrompt builds messages[0]; called once per session and again only
 	// for /recall (which starts a new session's worth of context).
 	SystemPrompt func() string
+	// Workspace is where :FidoReview reads and reverts Fido's changes; nil
+	// disables it.
+	Workspace *tools.Workspace
+	// ConversationID and SeenFiles resume a saved conversation: the id its
+	// undo-log entries carry and what it saw of each file (Session.SeenFiles
+	// when it was saved). Empty: a new conversation.
+	ConversationID string
+	SeenFiles      map[string]string
 	// Plans may be nil (no plan feature).
 	Plans PlanStore
 	// SuspendDir holds /suspend snapshots; empty disables /suspend and /recall.
@@ -90,8 +100,26 @@ type Session struct {
 	// logMu guards the conversation log; never taken while holding mu.
 	logMu     sync.Mutex
 	log       *ConversationLog
-	savedLive []Message // the live conversation as the log has it (no system message)
+	savedLive []Message         // the live conversation as the log has it (no system message)
+	savedSeen map[string]string // the seen files as the log has them
 	logFailed bool
+
+	// files is what this conversation saw of each file (read-before-write
+	// guard); it is saved with snapshots and restored by /recall.
+	files *tools.FileTracker
+	// edits is the edit mode; applyAll is set by "Apply all this turn"
+	// until the next turn starts.
+	edits    string
+	applyAll bool
+	gate     *editGate
+	// id names the conversation in the undo log; turn counts its user
+	// messages (turns).
+	id   string
+	turn int
+	// review is the open :FidoReview; revertNotes are what the user
+	// reverted there, told to the model with the next user message.
+	review      *reviewState
+	revertNotes []string
 }
 
 // NewSession builds the system prompt once and, when a plan was saved,
@@ -100,7 +128,15 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	if cfg.Provider == nil || cfg.UI == nil || cfg.SystemPrompt == nil {
 		return nil, errors.New("agent: session needs a provider, a UI and a system prompt")
 	}
-	s := &Session{cfg: cfg, ui: cfg.UI, reasoning: cfg.Reasoning, state: StateIdle}
+	s := &Session{cfg: cfg, ui: cfg.UI, reasoning: cfg.Reasoning, state: StateIdle, files: tools.NewFileTracker(cfg.SeenFiles), edits: EditsAuto}
+	if cfg.Edits == EditsReview {
+		s.edits = EditsReview
+	}
+	s.gate = &editGate{s: s}
+	s.id = cfg.ConversationID
+	if s.id == "" {
+		s.id = newConversationID(now())
+	}
 	s.messages = []Message{{Role: RoleSystem, Content: cfg.SystemPrompt()}}
 	if cfg.Plans != nil {
 		if p := cfg.Plans.Current(); p != nil {
@@ -137,7 +173,7 @@ func (s *Session) budget() int {
 }
 
 func (s *Session) info() SessionInfo {
-	return SessionInfo{Model: s.cfg.Model, Reasoning: s.reasoning, Root: s.cfg.Root}
+	return SessionInfo{Model: s.cfg.Model, Reasoning: s.reasoning, Root: s.cfg.Root, Edits: s.edits}
 }
 
 // Messages returns a deep copy of the conversation.
@@ -146,6 +182,10 @@ func (s *Session) Messages() []Message {
 	defer s.mu.Unlock()
 	return CloneMessages(s.messages)
 }
+
+// SeenFiles returns what the conversation saw of each file: the content
+// hash as of the model's last read or Fido's last write, by workspace path.
+func (s *Session) SeenFiles() map[string]string { return s.files.Snapshot() }
 
 // Totals returns all usage (main + subagents) and the subagent part.
 func (s *Session) Totals() (total, subagent Usage) {
@@ -181,7 +221,7 @@ func (s *Session) Submit(text string) {
 		// Commands that wait for the user run on their own goroutine; the
 		// others run in order with the messages around them, so a message
 		// sent right after /undo revert or /plan clear sees their effect.
-		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" || name == "/sessions" {
+		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" || name == "/sessions" || name == "/rewind" {
 			go s.command(text)
 		} else {
 			s.command(text)
@@ -211,7 +251,7 @@ func (s *Session) submitMessage(text string) {
 		s.queued = append(s.queued, text)
 		n := len(s.queued)
 		s.mu.Unlock()
-		s.ui.Notice(fmt.Sprintf("queued (%d): %s — sent when this turn ends; <C-c> cancels and puts it back in the input", n, firstLine(text)))
+		s.ui.Notice(fmt.Sprintf("queued (%d): %s — sent when this turn ends; <C-c> cancels and puts it back in the input", n, firstLine(text, 60)))
 		return
 	}
 	if s.cfg.MissingKey != "" {
@@ -226,6 +266,16 @@ func (s *Session) submitMessage(text string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.running, s.cancel, s.draft = true, cancel, text
+	s.applyAll = false
+	s.turn++
+	user := Message{Role: RoleUser, Content: text, Turn: s.turn, Time: now().UTC().Format(time.RFC3339)}
+	notes := s.revertNotes
+	if len(notes) > 0 {
+		user.Content += revertMarker + strings.Join(notes, "; ") + "]"
+		s.revertNotes = nil
+	}
+	inv := tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}, Files: s.files, Gate: s.gate,
+		Conversation: s.id, Turn: s.turn}
 	done := make(chan struct{})
 	s.done = done
 	msgs := CloneMessages(s.messages)
@@ -237,10 +287,10 @@ func (s *Session) submitMessage(text string) {
 	if clearBar {
 		s.ui.Subagent(nil)
 	}
-	go s.runTurn(ctx, cancel, text, msgs, reasoning, done)
+	go s.runTurn(ctx, cancel, text, user, notes, inv, msgs, reasoning, done)
 }
 
-func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, msgs []Message, reasoning string, done chan struct{}) {
+func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, user Message, notes []string, inv tools.Invocation, msgs []Message, reasoning string, done chan struct{}) {
 	defer close(done)
 	defer cancel() // releases whatever still waits on the turn's context
 	s.event(EvTurnStart)
@@ -249,11 +299,10 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	loop := &Loop{
 		Provider: s.cfg.Provider, Registry: s.cfg.Registry, Model: s.cfg.Model, Reasoning: reasoning,
 		MaxIterations: s.cfg.MaxIterations,
-		Invocation:    tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}},
+		Invocation:    inv,
 		Observer:      obs,
 	}
 	loop.Recorder = convRecorder{s}
-	user := Message{Role: RoleUser, Content: text}
 	s.save(func(l *ConversationLog) error { return l.Append(user) }, user)
 	before := len(msgs) + 1
 	conv, err := loop.Run(ctx, append(msgs, user))
@@ -270,12 +319,17 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	}
 	s.messages = append(s.messages, s.pending...)
 	s.pending = nil
+	if err != nil && !progressed {
+		// The message is not kept: its revert notes go with the next one.
+		s.revertNotes = append(notes, s.revertNotes...)
+	}
 	s.running, s.cancelled, s.cancel, s.draft = false, false, nil, ""
 	queued := s.queued
 	s.queued = nil
 	total := s.total
 	s.mu.Unlock()
 	s.syncLive("end of turn")
+	s.saveSeen()
 	s.logMu.Lock()
 	if s.log != nil {
 		_ = s.log.SetMeta("", "", total.Cost)
@@ -359,12 +413,6 @@ func (s *Session) Close() {
 		cancel()
 	}
 	s.closeLog()
-}
-
-// firstLine is text's first line, shortened for a notice.
-func firstLine(text string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	return tools.Shorten(line, 60)
 }
 
 // AddSubagentUsage adds a subagent's model usage to the totals and to the

@@ -23,6 +23,11 @@ type Snapshot struct {
 	Created     string    `json:"created"`
 	Root        string    `json:"root"`
 	Messages    []Message `json:"messages"`
+	// Seen is what the conversation saw of each file (content hash by
+	// workspace path), so the read-before-write guard survives a resume.
+	Seen map[string]string `json:"seen,omitempty"`
+	// Conversation is the id its undo-log entries carry (:FidoReview, /rewind).
+	Conversation string `json:"conversation,omitempty"`
 }
 
 var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
@@ -41,7 +46,8 @@ func (s *Session) suspend(desc string) {
 		desc = strings.TrimSpace(text)
 	}
 	msgs := s.Messages()
-	snap := Snapshot{Version: 1, Description: desc, Created: now().UTC().Format(time.RFC3339), Root: s.cfg.Root, Messages: msgs}
+	snap := Snapshot{Version: 1, Description: desc, Created: now().UTC().Format(time.RFC3339), Root: s.cfg.Root, Messages: msgs,
+		Seen: s.files.Snapshot(), Conversation: s.conversationID()}
 	slug := strings.Trim(slugRe.ReplaceAllString(strings.ToLower(desc), "-"), "-")
 	if len(slug) > 40 {
 		slug = slug[:40]
@@ -136,7 +142,20 @@ func (s *Session) recall() {
 	}
 	s.messages = restored
 	s.pending = nil
+	if id := snaps[idx].Conversation; id != "" {
+		s.id = id
+	} else {
+		s.id = newConversationID(now())
+	}
+	s.turn = 0
+	for _, m := range restored {
+		s.turn = max(s.turn, m.Turn)
+	}
+	s.review, s.revertNotes = nil, nil
 	s.mu.Unlock()
+	// A snapshot without it (older Fido) knows no file: every overwrite of an
+	// existing file then needs a read first, which is the safe side.
+	s.files.Replace(snaps[idx].Seen)
 	s.ui.Notice(fmt.Sprintf("recalled %q (%d messages); the workspace plan is unchanged", snaps[idx].Description, len(restored)))
 }
 

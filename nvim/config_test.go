@@ -21,6 +21,10 @@ func TestSetupValidatesOptions(t *testing.T) {
 		{"bad enum", `{ layout = "up" }`, `layout must be one of "right", "left", "bottom", "tab", got "up"`},
 		{"nested", `{ plan = { auto_show = 1 } }`, "plan.auto_show must be boolean, got number"},
 		{"unknown", `{ colour = true }`, "unknown option colour"},
+		{"edit review", `{ edits = "review", review = { keymaps = { hunk = "<leader>r", close = false } } }`, ""},
+		{"bad edits", `{ edits = "ask" }`, `edits must be one of "auto", "review", got "ask"`},
+		{"bad keymap", `{ review = { keymaps = { hunk = 1 } } }`, "review.keymaps.hunk must be string or boolean, got number"},
+		{"unknown keymap", `{ review = { keymaps = { undo = "u" } } }`, "unknown option review.keymaps.undo"},
 		{"idle timeout", `{ idle_timeout_ms = 90000 }`, ""},
 		{"idle timeout not whole", `{ idle_timeout_ms = 0.5 }`, "idle_timeout_ms must be a whole number of milliseconds ≥ 1, got 0.5"},
 		{"not a table", `"x"`, "setup() expects a table, got string"},
@@ -48,12 +52,12 @@ return { ok = cfg ~= nil, err = err or "", input_height = cfg and cfg.input_heig
 
 func TestCommandsExistWithoutSetup(t *testing.T) {
 	n := nvimtest.Start(t, nvimtest.Options{})
-	for _, c := range []string{"Fido", "FidoPlan", "FidoCancel"} {
+	for _, c := range []string{"Fido", "FidoPlan", "FidoCancel", "FidoReview", "FidoRevert"} {
 		assert.True(t, n.Bool(t, `vim.fn.exists(":`+c+`") == 2`), c)
 	}
 	var comp []string
 	n.Lua(t, &comp, `return vim.fn.getcompletion("Fido /re", "cmdline")`)
-	assert.Equal(t, []string{"/recall", "/reasoning", "/reload-instructions"}, comp)
+	assert.Equal(t, []string{"/recall", "/rewind", "/reasoning", "/reload-instructions"}, comp)
 	n.Lua(t, &comp, `return vim.fn.getcompletion("FidoPlan c", "cmdline")`)
 	assert.Equal(t, []string{"clear"}, comp)
 }

@@ -22,6 +22,8 @@ type Backend interface {
 	Submit(text string) // returns at once; text may be a /command
 	Cancel()            // cancel the running turn and any subagent
 	Plan(arg string)    // :FidoPlan [arg]: "" shows+focuses the plan window, "clear" clears the plan
+	// Review handles :FidoReview [all] and :FidoRevert[!] [reason].
+	Review(req agent.ReviewRequest)
 	Close()
 }
 
@@ -290,6 +292,10 @@ func (h *host) register() error {
 		"fido_plan_hidden": func() {
 			defer h.recover("fido_plan_hidden")
 			h.ui.planClosed()
+		},
+		"fido_review": func(req reviewRequest) {
+			defer h.recover("fido_review")
+			h.withBackend("review", func(b Backend) { b.Review(req.agent()) })
 		},
 		"fido_answer": func(id int, v any) {
 			defer h.recover("fido_answer")

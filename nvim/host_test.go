@@ -62,6 +62,8 @@ func (f *fakeBackend) Plan(arg string) {
 	f.mu.Unlock()
 }
 
+func (f *fakeBackend) Review(agent.ReviewRequest) {}
+
 func (f *fakeBackend) Close() {
 	f.mu.Lock()
 	f.closed = true

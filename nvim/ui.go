@@ -58,6 +58,7 @@ type Status struct {
 	Model         string              `msgpack:"model"`
 	Reasoning     string              `msgpack:"reasoning"`
 	Root          string              `msgpack:"root"`
+	Edits         string              `msgpack:"edits"`
 	Usage         UsageStatus         `msgpack:"usage"`
 	SubagentUsage UsageStatus         `msgpack:"subagent_usage"`
 	Plan          *plan.Plan          `msgpack:"plan,omitempty"`
@@ -233,6 +234,7 @@ func (u *UI) run(ctx context.Context) {
 func (u *UI) Info(i agent.SessionInfo) {
 	u.update(func() {
 		u.status.Model, u.status.Reasoning, u.status.Root = i.Model, i.Reasoning, i.Root
+		u.status.Edits = i.Edits
 		u.dirty = true
 	})
 }

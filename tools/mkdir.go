@@ -24,7 +24,7 @@ func (t *MkdirTool) Parameters() json.RawMessage {
 }
 func (t *MkdirTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
 
-func (t *MkdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *MkdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p pathParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("mkdir: %v", err), nil
@@ -55,7 +55,7 @@ func (t *MkdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 	if top == "" {
 		return Result{Content: rel + "/ already exists; nothing changed\n", Summary: "already exists"}, nil
 	}
-	note := t.ws.record(UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)})
+	note := t.ws.record(inv.tag(UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)}))
 	return Result{Content: "created " + rel + "/\n" + note, Summary: "created", Changed: []string{abs}}, nil
 }
 

@@ -108,7 +108,7 @@ func (op patchOp) validate() error {
 	return nil
 }
 
-func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *PatchTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p patchParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("patch: %v", err), nil
@@ -133,14 +133,34 @@ func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 		}
 		abs[i] = a
 	}
-	checked := map[string]bool{}
-	for i, a := range abs {
-		if checked[a] {
-			continue
+	unsaved := func() *Result {
+		checked := map[string]bool{}
+		for i, a := range abs {
+			if checked[a] {
+				continue
+			}
+			checked[a] = true
+			if err := t.ws.modifiedError(ctx, a); err != nil {
+				res := ErrorResult("patch: operation %d: %v", i+1, err)
+				return &res
+			}
 		}
-		checked[a] = true
-		if err := t.ws.modifiedError(ctx, a); err != nil {
-			return ErrorResult("patch: operation %d: %v", i+1, err), nil
+		return nil
+	}
+	if res := unsaved(); res != nil {
+		return *res, nil
+	}
+	if inv.Gate != nil && inv.Gate.Reviewing() {
+		ap, res, ok := t.reviewPatch(ctx, inv, args, p.Operations, abs)
+		if !ok {
+			return res, nil
+		}
+		// The user may have edited while looking at the change.
+		if err := ap.unchanged(); err != nil {
+			return ErrorResult("patch: %v", err), nil
+		}
+		if res := unsaved(); res != nil {
+			return *res, nil
 		}
 	}
 
@@ -163,13 +183,23 @@ func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 			fmt.Fprintf(&b, "op %d – %s: not attempted\n", i+1, op.Path)
 			continue
 		}
-		msg, entry, err := t.apply(op, abs[i])
+		// Read-before-write: an existing file must still be what the
+		// conversation last saw (search/replace may edit an unread file).
+		err := t.ws.checkSeen(ctx, inv.Files, abs[i], op.Content == nil)
+		var (
+			msg   string
+			entry UndoEntry
+		)
+		if err == nil {
+			msg, entry, err = t.apply(op, abs[i], inv)
+		}
 		if err != nil {
 			failed, reason = i, err.Error()
 			fmt.Fprintf(&b, "op %d ✗ %s: %v\n", i+1, op.Path, err)
 			continue
 		}
 		applied++
+		inv.Files.Saw(entry.Path, entry.After)
 		fmt.Fprintf(&b, "op %d ✓ %s: %s\n", i+1, op.Path, msg)
 		if !seen[abs[i]] {
 			seen[abs[i]] = true
@@ -196,9 +226,9 @@ func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 }
 
 // apply runs one operation and returns a short description and its undo entry.
-func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
+func (t *PatchTool) apply(op patchOp, abs string, inv Invocation) (string, UndoEntry, error) {
 	rel := t.ws.Sandbox.Rel(abs)
-	entry := UndoEntry{Tool: "patch", Path: rel}
+	entry := inv.tag(UndoEntry{Tool: "patch", Path: rel})
 	fi, statErr := t.ws.Sandbox.Stat(abs)
 	exists := statErr == nil
 	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {

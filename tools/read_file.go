@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,7 +75,7 @@ type readLines struct {
 	byteCap  bool // stopped early at readMaxBytes
 }
 
-func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *ReadFileTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p readFileParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("read_file: %v", err), nil
@@ -110,7 +112,10 @@ func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessa
 	if !fi.Mode().IsRegular() {
 		return ErrorResult("read_file: %s is not a regular file (it is %s)", rel, confined.TypeName(fi.Mode())), nil
 	}
-	rl, err := readWindow(ctx, confined.Reader(ctx, f), p.Seek, p.Limit)
+	// The whole file streams through readWindow: hash it on the way, so the
+	// conversation knows which content the model saw (partial reads too).
+	sum := sha256.New()
+	rl, err := readWindow(ctx, io.TeeReader(confined.Reader(ctx, f), sum), p.Seek, p.Limit)
 	if err != nil {
 		if errors.Is(err, errBinary) {
 			return ErrorResult("read_file: %s is a binary file (it contains NUL bytes); read_file only reads text", rel), nil
@@ -121,11 +126,13 @@ func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessa
 		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
 	}
 	if rl.total == 0 {
+		inv.Files.Saw(rel, hex.EncodeToString(sum.Sum(nil)))
 		return Result{Content: fmt.Sprintf("[%s: empty file, 0 lines]\n", rel), Summary: "empty file"}, nil
 	}
 	if p.Seek >= rl.total {
 		return ErrorResult("read_file: seek %d is past the end: %s has %d lines (valid seek: 0 to %d)", p.Seek, rel, rl.total, rl.total-1), nil
 	}
+	inv.Files.Saw(rel, hex.EncodeToString(sum.Sum(nil)))
 	var b strings.Builder
 	crlf := ""
 	if rl.crlf {

@@ -57,6 +57,10 @@ type UndoEntry struct {
 	// After is the SHA-256 (hex) of what the change wrote (patch), so a
 	// revert can tell whether the file was changed again since.
 	After string `json:"after_sha256,omitempty"`
+	// Conv and Turn name the conversation and its turn (user message) that
+	// made the change, for :FidoReview and /rewind ("" / 0: unknown).
+	Conv string `json:"conv,omitempty"`
+	Turn int    `json:"turn,omitempty"`
 	// ID names the entry in the log (set by Record and Begin).
 	ID string `json:"id,omitempty"`
 	// Pending marks an entry written before its change (Begin) and never

@@ -98,6 +98,7 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		UI:        ui,
 		Model:     cfg.Model,
 		Reasoning: cfg.Reasoning,
+		Edits:     cfg.Edits,
 		Root:      ws.Root,
 		// Instruction files are read again for every new system message
 		// (a new conversation, /reload-instructions), never mid-conversation.
@@ -112,6 +113,7 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 			return agent.LoadUserCommands(userCommandDirs(ws, cfg.ConfigDir), agent.Commands)
 		},
 		Plans:         store,
+		Workspace:     ws,
 		SuspendDir:    filepath.Join(stateDir, "suspends"),
 		Undo:          func(n int) []string { return undoLines(undo, n) },
 		UndoRevert:    ws.RevertLast,

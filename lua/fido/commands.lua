@@ -9,6 +9,10 @@ M.slash = {
   "/recall",
   "/undo",
   "/undo revert",
+  "/rewind",
+  "/edits",
+  "/edits auto",
+  "/edits review",
   "/reasoning",
   "/new",
   "/sessions",
@@ -21,6 +25,7 @@ M.slash = {
 }
 local sub = {
   ["/plan"] = { "clear" },
+  ["/edits"] = { "auto", "review" },
   ["/undo"] = { "revert" },
   ["/reasoning"] = { "minimal", "low", "medium", "high", "default" },
   ["/sessions"] = { "delete" },
@@ -113,7 +118,8 @@ local function fido(opts)
   fido_api.submit(text)
 end
 
---- Defines :Fido, :FidoPlan, :FidoCancel, :FidoSessions, :FidoApprove and :FidoShow.
+--- Defines :Fido, :FidoPlan, :FidoReview, :FidoRevert, :FidoCancel,
+--- :FidoSessions, :FidoApprove and :FidoShow.
 function M.define()
   local create = vim.api.nvim_create_user_command
   create("Fido", fido, {
@@ -136,6 +142,22 @@ function M.define()
       return out
     end,
     desc = "Fido: show and focus the plan window; :FidoPlan clear|hide|toggle",
+  })
+  create("FidoReview", function(opts)
+    require("fido.review").review(opts.args or "")
+  end, {
+    nargs = "?",
+    complete = function(arglead)
+      return starts("all", arglead) and { "all" } or {}
+    end,
+    desc = "Fido: review the newest turn's file changes hunk by hunk (:FidoReview all: the whole conversation)",
+  })
+  create("FidoRevert", function(opts)
+    require("fido.review").revert(opts.bang, opts.args or "")
+  end, {
+    nargs = "*",
+    bang = true,
+    desc = "Fido: in :FidoReview, revert the hunk under the cursor (! the whole file); the reason goes to the model",
   })
   create("FidoCancel", function()
     require("fido").cancel()

@@ -8,10 +8,13 @@ M.defaults = {
   base_url = nil, -- FIDO_BASE_URL
   api_key = nil, -- OPENROUTER_API_KEY (the environment variable is preferred)
   reasoning = nil, -- minimal | low | medium | high
+  edits = "auto", -- auto: Fido's file changes apply at once; review: each is shown and asked first
   layout = "right", -- right | left | bottom | tab
   width = 0.4, -- share of the columns (right/left) or lines (bottom), or a count of them
   input_height = 3,
   plan = { min_width = 60, width = 0.35, auto_show = true },
+  -- :FidoReview's buffer-local keymaps (false disables one)
+  review = { keymaps = { hunk = "gr", file = "gR", close = "q" } },
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
   idle_timeout_ms = nil, -- FIDO_IDLE_TIMEOUT; a model stream with no data for this long fails (default 120000)
   resume = "last", -- FIDO_RESUME: "last" continues the workspace's newest saved conversation, "new" starts afresh
@@ -30,6 +33,13 @@ local schema = {
       return v == nil or v == "minimal" or v == "low" or v == "medium" or v == "high"
     end,
     'one of "minimal", "low", "medium", "high"',
+  },
+  edits = {
+    { "string" },
+    function(v)
+      return v == "auto" or v == "review"
+    end,
+    'one of "auto", "review"',
   },
   layout = {
     { "string" },
@@ -53,6 +63,7 @@ local schema = {
     "a whole number ≥ 1",
   },
   plan = { { "table" } },
+  review = { { "table" } },
   log_file = { { "string", "nil" } },
   resume = {
     { "string" },
@@ -123,6 +134,13 @@ function M.resolve(opts)
   check("", opts, schema, errs)
   if type(opts.plan) == "table" then
     check("plan.", opts.plan, plan_schema, errs)
+  end
+  if type(opts.review) == "table" then
+    check("review.", opts.review, { keymaps = { { "table" } } }, errs)
+    if type(opts.review.keymaps) == "table" then
+      local key = { { "string", "boolean" } }
+      check("review.keymaps.", opts.review.keymaps, { hunk = key, file = key, close = key }, errs)
+    end
   end
   if #errs > 0 then
     table.sort(errs)

@@ -95,6 +95,7 @@ local function env()
     FIDO_BASE_URL = cfg.base_url,
     OPENROUTER_API_KEY = cfg.api_key,
     FIDO_REASONING = cfg.reasoning,
+    FIDO_EDITS = cfg.edits,
     FIDO_IDLE_TIMEOUT = cfg.idle_timeout_ms and (tostring(cfg.idle_timeout_ms) .. "ms") or nil,
     FIDO_RESUME = cfg.resume,
   }

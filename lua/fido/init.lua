@@ -15,7 +15,7 @@ function M.setup(opts)
 end
 
 --- The status snapshot the host pushes with every flush:
---- { state, model, reasoning, usage = {calls,input,output,cache_read,cost},
+--- { state, model, reasoning, edits ("auto" | "review"), usage = {calls,input,output,cache_read,cost},
 ---   subagent_usage = {...}, plan = <normalized plan or nil>,
 ---   subagent = nil or {agent_id, phase, detail, elapsed_ms},
 ---   waiting = nil or "approval" or "question" }
@@ -147,6 +147,9 @@ function M.statusline_segments()
   }
   if st.reasoning and st.reasoning ~= "" then
     table.insert(segs, { text = st.reasoning, prio = 7, side = "left" })
+  end
+  if st.edits == "review" then
+    table.insert(segs, { text = "review", prio = 2, side = "left" })
   end
   table.insert(segs, { text = label, prio = 1, side = "state" })
   vim.list_extend(segs, {
