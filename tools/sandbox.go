@@ -34,6 +34,7 @@ const maxSymlinkHops = 40
 type Sandbox struct {
 	root string   // absolute, symlinks resolved, cleaned
 	fsys *os.Root // the workspace, opened once
+	base *os.File // the same directory as a File, for confined.OpenDirBeneath
 
 	// Logf, when set, receives one line per file Fido skipped on its own
 	// accord (an ignore file that is a FIFO, too large, or a symlink leading
@@ -64,7 +65,12 @@ func NewSandbox(root string) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace root %q: %w", root, err)
 	}
-	return &Sandbox{root: real, fsys: fsys}, nil
+	base, err := confined.OpenBase(fsys)
+	if err != nil {
+		_ = fsys.Close()
+		return nil, fmt.Errorf("workspace root %q: %w", root, err)
+	}
+	return &Sandbox{root: real, fsys: fsys, base: base}, nil
 }
 
 // Root is the absolute workspace root with symlinks resolved.
@@ -212,7 +218,7 @@ func (s *Sandbox) OpenDir(abs string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return confined.OpenDir(s.fsys, n)
+	return confined.OpenDirBeneath(s.base, s.fsys, n)
 }
 
 // ReadFile reads the regular file at abs, at most limit bytes.
