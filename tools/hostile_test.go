@@ -262,3 +262,70 @@ func TestOpenUndoLogRefusesFIFOAndDevZero(t *testing.T) {
 		})
 	}
 }
+
+// TestStaticEscapesThroughEveryTool points every workspace tool at every
+// path of the sandbox fixture that leads outside (symlinks absolute,
+// relative, chained, dangling, "..", absolute paths): nothing outside may be
+// read, listed, written, created or deleted.
+func TestStaticEscapesThroughEveryTool(t *testing.T) {
+	const marker = "OUTSIDE-CONTENT"
+	paths := []string{
+		"link-out-file", "link-out-dir", "link-out-dir/inner.txt", "link-out-dir/new.txt",
+		"link-out-dir/deeper/new.txt", "link-out-rel/secret.txt", "link-out-rel/dir", "dangling-out",
+		"chain/secret.txt", "chain/dir", "src/up/link-out-file", "src/up/link-out-dir/x",
+		"../outside/secret.txt", "../outside/dir", "<outside>/secret.txt", "<outside>",
+	}
+	attempts, escapes := 0, 0
+	for _, p := range paths {
+		// A fresh fixture per path: removing a link (allowed, it lies
+		// inside) must not make the next attempts meaningless.
+		root, outside := sandboxFixture(t)
+		require.NoError(t, os.WriteFile(filepath.Join(outside, "secret.txt"), []byte(marker+"\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(outside, "dir/inner.txt"), []byte(marker+"\n"), 0o644))
+		ws, err := NewWorkspace(root, nil, nil)
+		require.NoError(t, err)
+		p = strings.ReplaceAll(p, "<outside>", outside)
+		snapshot := func() string {
+			var b strings.Builder
+			_ = filepath.Walk(outside, func(p string, fi os.FileInfo, err error) error {
+				if err == nil {
+					data, _ := os.ReadFile(p)
+					fmt.Fprintf(&b, "%s %v %q\n", p, fi.Mode(), data)
+				}
+				return nil
+			})
+			return b.String()
+		}
+		before := snapshot()
+		calls := []struct {
+			tool string
+			args any
+		}{
+			{"read_file", map[string]any{"path": p}},
+			{"ripgrep", map[string]any{"pattern": marker, "path": p}},
+			{"list_files", map[string]any{"path": p, "recursive": true}},
+			{"find_files", map[string]any{"pattern": "**", "path": p}},
+			{"patch", map[string]any{"operations": []map[string]any{{"path": p, "content": "pwned\n"}}}},
+			{"patch", map[string]any{"operations": []map[string]any{{"path": p, "search": marker, "replace": "pwned"}}}},
+			{"patch", map[string]any{"operations": []map[string]any{{"path": p + "/new.txt", "content": "pwned\n"}}}},
+			{"mkdir", map[string]any{"path": p + "/made"}},
+			{"rm", map[string]any{"path": p + "/inner.txt"}},
+			{"rmdir", map[string]any{"path": p + "/dir"}},
+			{"rm", map[string]any{"path": p}},
+			{"rmdir", map[string]any{"path": p}},
+		}
+		for _, c := range calls {
+			attempts++
+			res := run(t, ws, c.tool, c.args)
+			asked, _ := json.Marshal(c.args)
+			leaked := strings.Contains(res.Content, marker) ||
+				(!strings.Contains(string(asked), "inner.txt") && strings.Contains(res.Content, "inner.txt"))
+			if after := snapshot(); after != before || leaked {
+				escapes++
+				t.Errorf("%s %v escaped: %s", c.tool, c.args, res.Content)
+				before = after
+			}
+		}
+	}
+	t.Logf("%d static escape attempts, %d escapes", attempts, escapes)
+}

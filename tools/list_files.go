@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -139,7 +138,7 @@ func entryLine(e walkEntry) string {
 	case e.isDir():
 		return e.Rel + "/"
 	case e.isLink():
-		target, err := os.Readlink(e.Abs)
+		target, err := e.readlink()
 		if err != nil {
 			return e.Rel + " -> ?"
 		}

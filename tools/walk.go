@@ -34,6 +34,12 @@ func (e walkEntry) open() (*os.File, fs.FileInfo, error) {
 	return confined.OpenChild(e.dir, e.name)
 }
 
+// readlink reads the entry's symlink target relative to its open directory.
+// Only valid inside visit.
+func (e walkEntry) readlink() (string, error) {
+	return confined.ReadlinkChild(e.dir, e.name)
+}
+
 // walkOptions say which entries a walk keeps.
 type walkOptions struct {
 	// HiddenDirs descends into and reports directories whose name starts with a dot.

@@ -28,3 +28,13 @@ func OpenChild(dir *os.File, name string) (*os.File, os.FileInfo, error) {
 
 // listable returns dir as it is.
 func listable(dir *os.File, _ string) (*os.File, error) { return dir, nil }
+
+// ReadlinkChild reads the target of the symlink name in the open directory dir.
+func ReadlinkChild(dir *os.File, name string) (string, error) {
+	root, err := os.OpenRoot(dir.Name())
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	return root.Readlink(name)
+}

@@ -79,3 +79,35 @@ func dupCloexec(fd int) (int, error) {
 		}
 	}
 }
+
+// ReadlinkChild reads the target of the symlink name in the open directory
+// dir, relative to dir's descriptor.
+func ReadlinkChild(dir *os.File, name string) (string, error) {
+	rc, err := dir.SyscallConn()
+	if err != nil {
+		return "", err
+	}
+	var target string
+	var rerr error
+	if err := rc.Control(func(dfd uintptr) {
+		buf := make([]byte, 256)
+		for {
+			n, err := unix.Readlinkat(int(dfd), name, buf)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				rerr = &os.PathError{Op: "readlinkat", Path: name, Err: err}
+				return
+			}
+			if n < len(buf) {
+				target = string(buf[:n])
+				return
+			}
+			buf = make([]byte, 2*len(buf))
+		}
+	}); err != nil {
+		return "", err
+	}
+	return target, rerr
+}
