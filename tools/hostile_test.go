@@ -170,6 +170,10 @@ func TestReadFileSparseHugeFileHonoursCancel(t *testing.T) {
 	require.NoError(t, f.Truncate(8<<30))
 	require.NoError(t, f.Close())
 
+	// As on a file system that cannot report holes: all 8 GiB are read.
+	saved := firstHole
+	firstHole = func(*os.File, int64) (int64, bool) { return 0, false }
+	defer func() { firstHole = saved }()
 	tool := &ReadFileTool{ws: ws}
 	ctx, cancel := context.WithCancel(context.Background())
 	args, _ := json.Marshal(map[string]any{"path": "sparse.txt"})
@@ -181,6 +185,31 @@ func TestReadFileSparseHugeFileHonoursCancel(t *testing.T) {
 	})
 	assert.ErrorIs(t, runErr, context.Canceled)
 	assert.Less(t, time.Since(start), 1500*time.Millisecond, "cancel ends the read within one buffer")
+}
+
+func TestReadFileSparseHugeFileIsBinaryAtOnce(t *testing.T) {
+	ws, _ := testWorkspace(t, nil)
+	f, err := os.Create(filepath.Join(ws.Root, "sparse.txt"))
+	require.NoError(t, err)
+	_, err = f.WriteString(strings.Repeat("text line\n", 2000))
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(8<<30))
+	require.NoError(t, f.Close())
+	if fh, err := os.Open(filepath.Join(ws.Root, "sparse.txt")); err == nil {
+		off, err := fh.Seek(0, 4) // SEEK_HOLE
+		_ = fh.Close()
+		if err != nil || off >= 8<<30 {
+			t.Skip("this file system does not report holes")
+		}
+	}
+	var res Result
+	start := time.Now()
+	bounded(t, 3*time.Second, "read_file of an 8 GiB sparse file", func() {
+		res = run(t, ws, "read_file", map[string]any{"path": "sparse.txt"})
+	})
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, "is a binary file (a sparse file of 8589934592 bytes")
+	assert.Less(t, time.Since(start), time.Second)
 }
 
 func TestMutationsRefuseGitDir(t *testing.T) {

@@ -23,6 +23,8 @@ const (
 	readMaxLineLen   = 4000
 	readMaxBytes     = 256 << 10
 	binarySniffLen   = 8 << 10
+	// sparseCheckSize: larger files are checked for holes before reading.
+	sparseCheckSize = 1 << 20
 )
 
 // ReadFileTool reads a text file by lines.
@@ -111,6 +113,13 @@ func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessa
 	if !fi.Mode().IsRegular() {
 		return ErrorResult("read_file: %s is not a regular file (it is %s)", rel, confined.TypeName(fi.Mode())), nil
 	}
+	// A sparse file's holes read as NUL bytes: gigabytes of them would be
+	// read (and counted as one endless line) before the answer "binary".
+	if fi.Size() > sparseCheckSize {
+		if off, ok := firstHole(f, fi.Size()); ok {
+			return ErrorResult("read_file: %s is a binary file (a sparse file of %d bytes: from byte %d on, a hole reads as NUL bytes); read_file only reads text", rel, fi.Size(), off), nil
+		}
+	}
 	rl, err := readWindow(ctx, confined.Reader(ctx, f), p.Seek, p.Limit)
 	if err != nil {
 		if errors.Is(err, errBinary) {
@@ -153,6 +162,10 @@ func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessa
 }
 
 var errBinary = errors.New("binary file")
+
+// firstHole is confined.FirstHole; tests replace it to act as a file system
+// that cannot report holes.
+var firstHole = confined.FirstHole
 
 // readWindow streams r once: it counts every line and keeps lines
 // [seek, seek+limit) within the byte caps.

@@ -38,3 +38,6 @@ func ReadlinkChild(dir *os.File, name string) (string, error) {
 	defer root.Close()
 	return root.Readlink(name)
 }
+
+// FirstHole reports no hole where the platform cannot tell.
+func FirstHole(*os.File, int64) (int64, bool) { return 0, false }

@@ -3,6 +3,7 @@
 package confined
 
 import (
+	"io"
 	"os"
 	"syscall"
 
@@ -110,4 +111,16 @@ func ReadlinkChild(dir *os.File, name string) (string, error) {
 		return "", err
 	}
 	return target, rerr
+}
+
+// FirstHole returns the offset of the first hole of the regular file f of
+// the given size, and whether there is one before its end (a sparse file:
+// its holes read as NUL bytes, gigabytes of them for free). f's offset is
+// back at 0 afterwards. Where the file system cannot tell, there is none.
+func FirstHole(f *os.File, size int64) (int64, bool) {
+	off, err := f.Seek(0, unix.SEEK_HOLE)
+	if _, serr := f.Seek(0, io.SeekStart); serr != nil || err != nil {
+		return 0, false
+	}
+	return off, off < size
 }
