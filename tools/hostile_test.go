@@ -132,6 +132,22 @@ func TestHostileIgnoreFilesAreSkipped(t *testing.T) {
 	}
 }
 
+// A nested .gitignore that is a symlink inside the workspace still applies,
+// the same way whether a walk starts above it or in its directory.
+func TestSymlinkedGitignoreInsideStillApplies(t *testing.T) {
+	ws, _ := testWorkspace(t, map[string]string{"rules/ignore": "*.log\n", "src/a.go": "x", "src/b.log": "x"})
+	require.NoError(t, os.Symlink("../rules/ignore", filepath.Join(ws.Root, "src/.gitignore")))
+	var logged []string
+	ws.Sandbox.Logf = func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }
+	for _, dir := range []string{".", "src"} {
+		res := run(t, ws, "list_files", map[string]any{"path": dir, "recursive": true})
+		require.False(t, res.IsError, res.Content)
+		assert.Contains(t, res.Content, "a.go", dir)
+		assert.NotContains(t, res.Content, "b.log", dir)
+	}
+	assert.Empty(t, logged)
+}
+
 func TestReadFileRefusesFIFOAndDevice(t *testing.T) {
 	ws, _ := testWorkspace(t, map[string]string{"a.txt": "a\n"})
 	mkfifo(t, filepath.Join(ws.Root, "fifo"))

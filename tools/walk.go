@@ -123,7 +123,7 @@ func walkDir(ctx context.Context, sb *Sandbox, startAbs, startRel string, opt wa
 		if !opt.NoIgnore && it.depth > 0 {
 			for _, de := range ents {
 				if de.Name() == ".gitignore" {
-					if data, ok := readIgnoreChild(sb, f, it.rel); ok {
+					if data, ok := readIgnoreChild(sb, f, it.rel, de.Type()); ok {
 						chain = newIgnoreNode(chain, it.rel, data)
 					}
 					break
