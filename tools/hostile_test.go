@@ -273,6 +273,7 @@ func TestMkdirFailureLeavesNothing(t *testing.T) {
 	res := run(t, ws, "mkdir", map[string]any{"path": long})
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Content, "too long")
+	assert.Less(t, len(res.Content), 600, "the path is not echoed whole")
 	assert.NoDirExists(t, filepath.Join(ws.Root, "a"))
 
 	// Fails part way (a component longer than the file system allows): the

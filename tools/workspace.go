@@ -155,7 +155,7 @@ var rootOps = map[string]string{
 
 // errorText words an OS error about a workspace path for the model.
 func errorText(ws *Workspace, abs string, err error) string {
-	rel := ws.Sandbox.Rel(abs)
+	rel := Shorten(ws.Sandbox.Rel(abs), 200) // a refused over-long path is not echoed whole
 	switch {
 	case os.IsNotExist(err):
 		return fmt.Sprintf("%s does not exist", rel)
