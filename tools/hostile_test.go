@@ -132,6 +132,22 @@ func TestHostileIgnoreFilesAreSkipped(t *testing.T) {
 	}
 }
 
+// A nested .gitignore that is a symlink inside the workspace still applies,
+// the same way whether a walk starts above it or in its directory.
+func TestSymlinkedGitignoreInsideStillApplies(t *testing.T) {
+	ws, _ := testWorkspace(t, map[string]string{"rules/ignore": "*.log\n", "src/a.go": "x", "src/b.log": "x"})
+	require.NoError(t, os.Symlink("../rules/ignore", filepath.Join(ws.Root, "src/.gitignore")))
+	var logged []string
+	ws.Sandbox.Logf = func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }
+	for _, dir := range []string{".", "src"} {
+		res := run(t, ws, "list_files", map[string]any{"path": dir, "recursive": true})
+		require.False(t, res.IsError, res.Content)
+		assert.Contains(t, res.Content, "a.go", dir)
+		assert.NotContains(t, res.Content, "b.log", dir)
+	}
+	assert.Empty(t, logged)
+}
+
 func TestReadFileRefusesFIFOAndDevice(t *testing.T) {
 	ws, _ := testWorkspace(t, map[string]string{"a.txt": "a\n"})
 	mkfifo(t, filepath.Join(ws.Root, "fifo"))
@@ -170,6 +186,10 @@ func TestReadFileSparseHugeFileHonoursCancel(t *testing.T) {
 	require.NoError(t, f.Truncate(8<<30))
 	require.NoError(t, f.Close())
 
+	// As on a file system that cannot report holes: all 8 GiB are read.
+	saved := firstHole
+	firstHole = func(*os.File, int64) (int64, bool) { return 0, false }
+	defer func() { firstHole = saved }()
 	tool := &ReadFileTool{ws: ws}
 	ctx, cancel := context.WithCancel(context.Background())
 	args, _ := json.Marshal(map[string]any{"path": "sparse.txt"})
@@ -190,6 +210,31 @@ func TestReadFileSparseHugeFileHonoursCancel(t *testing.T) {
 		assert.ErrorIs(t, runErr, context.Canceled)
 	}
 	assert.Less(t, time.Since(start), 1500*time.Millisecond, "an 8 GiB file never holds the call")
+}
+
+func TestReadFileSparseHugeFileIsBinaryAtOnce(t *testing.T) {
+	ws, _ := testWorkspace(t, nil)
+	f, err := os.Create(filepath.Join(ws.Root, "sparse.txt"))
+	require.NoError(t, err)
+	_, err = f.WriteString(strings.Repeat("text line\n", 2000))
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(8<<30))
+	require.NoError(t, f.Close())
+	if fh, err := os.Open(filepath.Join(ws.Root, "sparse.txt")); err == nil {
+		off, err := fh.Seek(0, 4) // SEEK_HOLE
+		_ = fh.Close()
+		if err != nil || off >= 8<<30 {
+			t.Skip("this file system does not report holes")
+		}
+	}
+	var res Result
+	start := time.Now()
+	bounded(t, 3*time.Second, "read_file of an 8 GiB sparse file", func() {
+		res = run(t, ws, "read_file", map[string]any{"path": "sparse.txt"})
+	})
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, "is a binary file (a sparse file of 8589934592 bytes")
+	assert.Less(t, time.Since(start), time.Second)
 }
 
 func TestMutationsRefuseGitDir(t *testing.T) {
@@ -237,6 +282,7 @@ func TestMkdirFailureLeavesNothing(t *testing.T) {
 	res := run(t, ws, "mkdir", map[string]any{"path": long})
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Content, "too long")
+	assert.Less(t, len(res.Content), 600, "the path is not echoed whole")
 	assert.NoDirExists(t, filepath.Join(ws.Root, "a"))
 
 	// Fails part way (a component longer than the file system allows): the
@@ -270,4 +316,71 @@ func TestOpenUndoLogRefusesFIFOAndDevZero(t *testing.T) {
 			assert.Empty(t, u.Entries())
 		})
 	}
+}
+
+// TestStaticEscapesThroughEveryTool points every workspace tool at every
+// path of the sandbox fixture that leads outside (symlinks absolute,
+// relative, chained, dangling, "..", absolute paths): nothing outside may be
+// read, listed, written, created or deleted.
+func TestStaticEscapesThroughEveryTool(t *testing.T) {
+	const marker = "OUTSIDE-CONTENT"
+	paths := []string{
+		"link-out-file", "link-out-dir", "link-out-dir/inner.txt", "link-out-dir/new.txt",
+		"link-out-dir/deeper/new.txt", "link-out-rel/secret.txt", "link-out-rel/dir", "dangling-out",
+		"chain/secret.txt", "chain/dir", "src/up/link-out-file", "src/up/link-out-dir/x",
+		"../outside/secret.txt", "../outside/dir", "<outside>/secret.txt", "<outside>",
+	}
+	attempts, escapes := 0, 0
+	for _, p := range paths {
+		// A fresh fixture per path: removing a link (allowed, it lies
+		// inside) must not make the next attempts meaningless.
+		root, outside := sandboxFixture(t)
+		require.NoError(t, os.WriteFile(filepath.Join(outside, "secret.txt"), []byte(marker+"\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(outside, "dir/inner.txt"), []byte(marker+"\n"), 0o644))
+		ws, err := NewWorkspace(root, nil, nil)
+		require.NoError(t, err)
+		p = strings.ReplaceAll(p, "<outside>", outside)
+		snapshot := func() string {
+			var b strings.Builder
+			_ = filepath.Walk(outside, func(p string, fi os.FileInfo, err error) error {
+				if err == nil {
+					data, _ := os.ReadFile(p)
+					fmt.Fprintf(&b, "%s %v %q\n", p, fi.Mode(), data)
+				}
+				return nil
+			})
+			return b.String()
+		}
+		before := snapshot()
+		calls := []struct {
+			tool string
+			args any
+		}{
+			{"read_file", map[string]any{"path": p}},
+			{"ripgrep", map[string]any{"pattern": marker, "path": p}},
+			{"list_files", map[string]any{"path": p, "recursive": true}},
+			{"find_files", map[string]any{"pattern": "**", "path": p}},
+			{"patch", map[string]any{"operations": []map[string]any{{"path": p, "content": "pwned\n"}}}},
+			{"patch", map[string]any{"operations": []map[string]any{{"path": p, "search": marker, "replace": "pwned"}}}},
+			{"patch", map[string]any{"operations": []map[string]any{{"path": p + "/new.txt", "content": "pwned\n"}}}},
+			{"mkdir", map[string]any{"path": p + "/made"}},
+			{"rm", map[string]any{"path": p + "/inner.txt"}},
+			{"rmdir", map[string]any{"path": p + "/dir"}},
+			{"rm", map[string]any{"path": p}},
+			{"rmdir", map[string]any{"path": p}},
+		}
+		for _, c := range calls {
+			attempts++
+			res := run(t, ws, c.tool, c.args)
+			asked, _ := json.Marshal(c.args)
+			leaked := strings.Contains(res.Content, marker) ||
+				(!strings.Contains(string(asked), "inner.txt") && strings.Contains(res.Content, "inner.txt"))
+			if after := snapshot(); after != before || leaked {
+				escapes++
+				t.Errorf("%s %v escaped: %s", c.tool, c.args, res.Content)
+				before = after
+			}
+		}
+	}
+	t.Logf("%d static escape attempts, %d escapes", attempts, escapes)
 }

@@ -90,10 +90,15 @@ func readIgnoreFile(sb *Sandbox, name string) ([]byte, bool) {
 	return data, err == nil
 }
 
-// readIgnoreChild reads the .gitignore of the directory dirRel that the walker
-// holds open as dir, relative to dir's descriptor.
-func readIgnoreChild(sb *Sandbox, dir *os.File, dirRel string) ([]byte, bool) {
+// readIgnoreChild reads the .gitignore (of type typ in the listing) of the
+// directory dirRel that the walker holds open as dir, relative to dir's
+// descriptor. A symlink is read like the start directory's chain reads it
+// (followed, inside the workspace only).
+func readIgnoreChild(sb *Sandbox, dir *os.File, dirRel string, typ fs.FileMode) ([]byte, bool) {
 	name := path.Join(dirRel, ".gitignore")
+	if typ&fs.ModeSymlink != 0 {
+		return readIgnoreFile(sb, name)
+	}
 	f, fi, err := confined.OpenChild(dir, ".gitignore")
 	if err != nil {
 		return ignoreData(sb, name, nil, err)

@@ -144,7 +144,7 @@ func entryLine(e walkEntry) string {
 	case e.isDir():
 		return e.Rel + "/"
 	case e.isLink():
-		target, err := os.Readlink(e.Abs)
+		target, err := e.readlink()
 		if err != nil {
 			return e.Rel + " -> ?"
 		}

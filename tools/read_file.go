@@ -24,6 +24,8 @@ const (
 	readMaxLimit     = 2000
 	readMaxLineLen   = 4000
 	readMaxBytes     = 256 << 10
+	// sparseCheckSize: larger files are checked for holes before reading.
+	sparseCheckSize = 1 << 20
 )
 
 // ReadFileTool reads a text file by lines.
@@ -112,6 +114,13 @@ func (t *ReadFileTool) Run(ctx context.Context, inv Invocation, args json.RawMes
 	if !fi.Mode().IsRegular() {
 		return ErrorResult("read_file: %s is not a regular file (it is %s)", rel, confined.TypeName(fi.Mode())), nil
 	}
+	// A sparse file's holes read as NUL bytes: gigabytes of them would be
+	// read (and counted as one endless line) before the answer "binary".
+	if fi.Size() > sparseCheckSize {
+		if off, ok := firstHole(f, fi.Size()); ok {
+			return ErrorResult("read_file: %s is a binary file (a sparse file of %d bytes: from byte %d on, a hole reads as NUL bytes); read_file only reads text", rel, fi.Size(), off), nil
+		}
+	}
 	// The whole file streams through readWindow: hash it on the way, so the
 	// conversation knows which content the model saw (partial reads too).
 	sum := sha256.New()
@@ -159,6 +168,10 @@ func (t *ReadFileTool) Run(ctx context.Context, inv Invocation, args json.RawMes
 }
 
 var errBinary = errors.New("binary file")
+
+// firstHole is confined.FirstHole; tests replace it to act as a file system
+// that cannot report holes.
+var firstHole = confined.FirstHole
 
 // readWindow streams r once: it counts every line and keeps lines
 // [seek, seek+limit) within the byte caps.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,6 +35,7 @@ const maxSymlinkHops = 40
 type Sandbox struct {
 	root string   // absolute, symlinks resolved, cleaned
 	fsys *os.Root // the workspace, opened once
+	base *os.File // the same directory as a File, for confined.OpenDirBeneath
 
 	// Logf, when set, receives one line per file Fido skipped on its own
 	// accord (an ignore file that is a FIFO, too large, or a symlink leading
@@ -64,7 +66,12 @@ func NewSandbox(root string) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace root %q: %w", root, err)
 	}
-	return &Sandbox{root: real, fsys: fsys}, nil
+	base, err := confined.OpenBase(fsys)
+	if err != nil {
+		_ = fsys.Close()
+		return nil, fmt.Errorf("workspace root %q: %w", root, err)
+	}
+	return &Sandbox{root: real, fsys: fsys, base: base}, nil
 }
 
 // Root is the absolute workspace root with symlinks resolved.
@@ -212,7 +219,7 @@ func (s *Sandbox) OpenDir(abs string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return confined.OpenDir(s.fsys, n)
+	return confined.OpenDirBeneath(s.base, s.fsys, n)
 }
 
 // ReadFile reads the regular file at abs, at most limit bytes.
@@ -277,16 +284,54 @@ func (s *Sandbox) RemoveAll(abs string) error {
 	return s.fsys.RemoveAll(n)
 }
 
-// WalkDir is filepath.WalkDir of the tree at abs, read through the
-// workspace's os.Root; paths given to fn are absolute.
+// WalkDir is filepath.WalkDir of the tree at abs (lexical order, symlinks
+// not followed, fs.SkipDir and fs.SkipAll honoured), with every directory
+// opened through OpenDir: inside the workspace and never blocking on a FIFO
+// swapped in for a directory. Paths given to fn are absolute.
 func (s *Sandbox) WalkDir(abs string, fn fs.WalkDirFunc) error {
-	n, err := s.name(abs)
+	fi, err := s.Lstat(abs)
 	if err != nil {
+		err = fn(abs, nil, err)
+	} else {
+		err = s.walkDir(abs, fs.FileInfoToDirEntry(fi), fn)
+	}
+	if err == fs.SkipDir || err == fs.SkipAll {
+		return nil
+	}
+	return err
+}
+
+func (s *Sandbox) walkDir(abs string, d fs.DirEntry, fn fs.WalkDirFunc) error {
+	if err := fn(abs, d, nil); err != nil || !d.IsDir() {
+		if err == fs.SkipDir && d.IsDir() {
+			err = nil
+		}
 		return err
 	}
-	return fs.WalkDir(s.fsys.FS(), n, func(p string, d fs.DirEntry, err error) error {
-		return fn(filepath.Join(s.root, filepath.FromSlash(p)), d, err)
-	})
+	f, err := s.OpenDir(abs)
+	var ents []fs.DirEntry
+	if err == nil {
+		ents, err = f.ReadDir(-1)
+		_ = f.Close()
+	}
+	if err != nil {
+		if err = fn(abs, d, err); err != nil {
+			if err == fs.SkipDir {
+				err = nil
+			}
+			return err
+		}
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	for _, e := range ents {
+		if err := s.walkDir(filepath.Join(abs, e.Name()), e, fn); err != nil {
+			if err == fs.SkipDir {
+				break
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteFileAtomic replaces the file at abs with data (temp file, fsync,

@@ -34,6 +34,12 @@ func (e walkEntry) open() (*os.File, fs.FileInfo, error) {
 	return confined.OpenChild(e.dir, e.name)
 }
 
+// readlink reads the entry's symlink target relative to its open directory.
+// Only valid inside visit.
+func (e walkEntry) readlink() (string, error) {
+	return confined.ReadlinkChild(e.dir, e.name)
+}
+
 // walkOptions say which entries a walk keeps.
 type walkOptions struct {
 	// HiddenDirs descends into and reports directories whose name starts with a dot.
@@ -117,7 +123,7 @@ func walkDir(ctx context.Context, sb *Sandbox, startAbs, startRel string, opt wa
 		if !opt.NoIgnore && it.depth > 0 {
 			for _, de := range ents {
 				if de.Name() == ".gitignore" {
-					if data, ok := readIgnoreChild(sb, f, it.rel); ok {
+					if data, ok := readIgnoreChild(sb, f, it.rel, de.Type()); ok {
 						chain = newIgnoreNode(chain, it.rel, data)
 					}
 					break

@@ -171,9 +171,15 @@ func (ws *Workspace) removeEmptyDirs(dir, top string) {
 	}
 }
 
+// rootOps names os.Root's *at operations the way users know them.
+var rootOps = map[string]string{
+	"openat": "open", "statat": "stat", "lstatat": "lstat", "mkdirat": "mkdir",
+	"removeat": "remove", "readlinkat": "readlink", "renameat": "rename",
+}
+
 // errorText words an OS error about a workspace path for the model.
 func errorText(ws *Workspace, abs string, err error) string {
-	rel := ws.Sandbox.Rel(abs)
+	rel := Shorten(ws.Sandbox.Rel(abs), 200) // a refused over-long path is not echoed whole
 	switch {
 	case os.IsNotExist(err):
 		return fmt.Sprintf("%s does not exist", rel)
@@ -185,7 +191,11 @@ func errorText(ws *Workspace, abs string, err error) string {
 		return fmt.Sprintf("%s: %v", rel, errors.Unwrap(err))
 	}
 	if pe, ok := err.(*fs.PathError); ok {
-		return fmt.Sprintf("%s: %s %v", rel, pe.Op, pe.Err)
+		op := pe.Op
+		if plain, ok := rootOps[op]; ok {
+			op = plain
+		}
+		return fmt.Sprintf("%s: %s %v", rel, op, pe.Err)
 	}
 	return fmt.Sprintf("%s: %v", rel, err)
 }

@@ -186,7 +186,27 @@ func OpenDir(root *os.Root, name string) (*os.File, error) {
 	if err != nil {
 		return nil, outsideError(err, "open", name)
 	}
-	return f, nil
+	return listable(f, path.Join(root.Name(), name))
+}
+
+// OpenDirBeneath is OpenDir for a walk that opens many directories: base is
+// root's directory opened as a File (OpenBase), and on Linux one
+// openat2(RESOLVE_BENEATH) call resolves name below it, confined by the
+// kernel, instead of one openat per path component. Elsewhere, or where
+// openat2 is refused, it is OpenDir.
+func OpenDirBeneath(base *os.File, root *os.Root, name string) (*os.File, error) {
+	if f, err, ok := openBeneath(base, name, openDirFlags); ok {
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	return OpenDir(root, name)
+}
+
+// OpenBase opens root's own directory as a File, for OpenDirBeneath.
+func OpenBase(root *os.Root) (*os.File, error) {
+	return root.OpenFile(".", openDirFlags, 0)
 }
 
 // Reader wraps r so that every Read first checks ctx: a long read (a huge

@@ -1,14 +1,16 @@
+//go:build unix
+
 package confined
 
 import (
 	"context"
 	"errors"
+	"golang.org/x/sys/unix"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,7 +29,7 @@ func fixture(t *testing.T) (*os.Root, string, string) {
 	require.NoError(t, os.Symlink(filepath.Join(out, "secret"), filepath.Join(dir, "abs-out")))
 	require.NoError(t, os.Symlink("../out/secret", filepath.Join(dir, "rel-out")))
 	require.NoError(t, os.Symlink("sub/a.txt", filepath.Join(dir, "in-link")))
-	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
+	require.NoError(t, unix.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
 	root, err := os.OpenRoot(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = root.Close() })
@@ -125,4 +127,27 @@ func TestReaderStopsOnCancel(t *testing.T) {
 	cancel()
 	_, err = io.ReadAll(r)
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestOpenDirBeneath(t *testing.T) {
+	root, dir, out := fixture(t)
+	require.NoError(t, os.Symlink(out, filepath.Join(dir, "outdir")))
+	require.NoError(t, os.Symlink("sub", filepath.Join(dir, "subdir-link")))
+	base, err := OpenBase(root)
+	require.NoError(t, err)
+	defer base.Close()
+	for _, name := range []string{"sub", "subdir-link", "."} {
+		f, err := OpenDirBeneath(base, root, name)
+		require.NoError(t, err, name)
+		ents, err := f.ReadDir(-1)
+		require.NoError(t, err)
+		assert.NotEmpty(t, ents)
+		_ = f.Close()
+	}
+	for _, name := range []string{"outdir", "../out", "zero"} {
+		_, err := OpenDirBeneath(base, root, name)
+		assert.ErrorIs(t, err, ErrOutside, name)
+	}
+	_, err = OpenDirBeneath(base, root, "fifo")
+	assert.Error(t, err, "a FIFO is not opened as a directory (and never blocks)")
 }
