@@ -37,10 +37,6 @@ const (
 	BashDeny    = "Deny"
 )
 
-// bashSecretEnv are removed from the child's environment so that a command
-// like `env` cannot put Fido's keys into the conversation.
-var bashSecretEnv = []string{"OPENROUTER_API_KEY", "TAVILY_API_KEY"}
-
 // bashQuietEnv makes common tools behave non-interactively: no pagers, no
 // colours, no credential prompts, no editor waiting for a terminal.
 var bashQuietEnv = []string{
@@ -211,7 +207,8 @@ func bashPrompt(root, command string) string {
 // non-interactive settings (which replace inherited values).
 func bashEnv(env []string) []string {
 	drop := map[string]bool{}
-	for _, k := range bashSecretEnv {
+	// Fido's keys: a command like `env` must not put them into the conversation.
+	for _, k := range SecretEnv {
 		drop[k] = true
 	}
 	for _, kv := range bashQuietEnv {

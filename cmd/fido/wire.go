@@ -70,7 +70,9 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	})
 	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, tools.NewAskExpertTool(ui))
 	all = append(all, tools.NewWebTools(tools.WebConfig{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
-	all = append(all, tools.NewBashTool(ws, ui), tools.NewAskUserTool(ui), tools.NewJSTool(ws, ui))
+	jsTool := tools.NewJSTool(ws, ui)
+	jsTool.Prewarm() // its worker process starts now, not during the first call
+	all = append(all, tools.NewBashTool(ws, ui), tools.NewAskUserTool(ui), jsTool)
 	registry, err = tools.NewRegistry(all...)
 	if err != nil {
 		return nil, err
