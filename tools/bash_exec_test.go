@@ -1,3 +1,5 @@
+//go:build unix
+
 package tools
 
 import (
@@ -311,22 +313,75 @@ func TestBashExecStopsBackgroundProcesses(t *testing.T) {
 	assert.False(t, liveProcess(pid), "a background process does not outlive the command")
 }
 
-func TestBashExecEscapedProcessDoesNotHang(t *testing.T) {
+// A process that leaves the command's session (setsid, or a daemon's double
+// fork) comes back to the host, its child subreaper, and is killed when the
+// command ends; the result says so.
+func TestBashExecKillsEscapedProcesses(t *testing.T) {
+	requireProcFS(t)
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("needs setsid")
+	}
+	for _, tc := range []struct{ name, command string }{
+		{"setsid", `setsid sh -c 'echo $$ > escaped; exec sleep 30' & sleep 0.2; echo main done`},
+		{"setsid double fork, output closed", `(setsid sh -c 'echo $$ > escaped; trap "" TERM; exec sleep 30' > /dev/null 2>&1 &); sleep 0.2; echo main done`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool, ws := approvedBash(t)
+			start := time.Now()
+			res := runBash(t, tool, tc.command)
+			pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, ws, "escaped")))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+			require.False(t, res.IsError, res.Content)
+			assert.Less(t, time.Since(start), 3*time.Second)
+			assert.False(t, liveProcess(pid), "the escaped process still runs")
+			assert.Contains(t, res.Content, "was still running and was killed")
+			assert.Contains(t, res.Content, "main done\n")
+		})
+	}
+}
+
+// When the host exits (Neovim quit or was killed), KillProcesses ends every
+// process a running command started, at once: the group, a process ignoring
+// SIGTERM, and one that escaped with setsid.
+func TestBashExecKillProcessesAtExit(t *testing.T) {
 	requireProcFS(t)
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("needs setsid")
 	}
 	tool, ws := approvedBash(t)
+	done := make(chan Result, 1)
+	go func() {
+		done <- runBash(t, tool, `trap "" TERM; sleep 30 & echo $! > bg; setsid sh -c 'echo $$ > escaped; exec sleep 30' & echo $$ > main; wait`)
+	}()
+	var pids []int
+	require.Eventually(t, func() bool {
+		pids = pids[:0]
+		for _, f := range []string{"bg", "escaped", "main"} {
+			b, err := os.ReadFile(filepath.Join(ws.Root, f))
+			n, err2 := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil || err2 != nil {
+				return false
+			}
+			pids = append(pids, n)
+		}
+		return true
+	}, 5*time.Second, 10*time.Millisecond)
+	for _, pid := range pids {
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	}
 	start := time.Now()
-	// The escaped process keeps the output pipe open but is outside the group.
-	res := runBash(t, tool, `setsid sh -c 'echo $$ > escaped; exec sleep 30' & sleep 0.2; echo main done`)
-	pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, ws, "escaped")))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	require.False(t, res.IsError, res.Content)
-	assert.Less(t, time.Since(start), bashDrainWait+3*time.Second)
-	assert.Contains(t, res.Content, "note: a background process outside the command's process group kept the output open")
-	assert.Contains(t, res.Content, "main done\n")
+	assert.GreaterOrEqual(t, KillProcesses(), 1)
+	assert.Less(t, time.Since(start), time.Second)
+	for _, pid := range pids {
+		assert.False(t, liveProcess(pid), "pid %d still runs", pid)
+	}
+	select {
+	case res := <-done:
+		assert.True(t, res.IsError)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call did not return")
+	}
 }
 
 func TestBashExecOutput(t *testing.T) {

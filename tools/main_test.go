@@ -13,6 +13,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(jsTestWorkerEnv) == "1" {
 		os.Exit(RunJSWorker(os.Stdin, os.Stdout))
 	}
+	// As the host does: processes escaping bash_exec commands come back here.
+	_ = BecomeSubreaper()
 	os.Exit(m.Run())
 }
 

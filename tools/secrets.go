@@ -2,6 +2,7 @@ package tools
 
 import (
 	"io"
+	"io/fs"
 	"sort"
 	"strings"
 	"sync"
@@ -106,4 +107,11 @@ func (r redactWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// WriteStateFile is WriteFileAtomic for Fido's own state (snapshots,
+// conversations): the registered secrets are redacted from data first.
+// Workspace files are never redacted: that would change the user's files.
+func WriteStateFile(path string, data []byte, perm fs.FileMode) error {
+	return WriteFileAtomic(path, RedactBytes(data), perm)
 }

@@ -139,6 +139,9 @@ func doctor(args []string, out io.Writer) int {
 	}
 	fmt.Fprintf(out, "OPENROUTER_API_KEY: %s\n", set(cfg.APIKey))
 	fmt.Fprintf(out, "TAVILY_API_KEY:     %s\n", set(cfg.TavilyKey))
+	if cfg.APIKey == "" && os.Getenv(apiKeyCmdEnv) != "" {
+		fmt.Fprintf(out, "api_key_cmd:        set (the host runs it when it starts)\n")
+	}
 	fmt.Fprintf(out, "workspace:          %s\n", root)
 	fmt.Fprintf(out, "state root:         %s\n", cfg.StateRoot)
 	fmt.Fprintf(out, "workspace state:    %s\n", cfg.WorkspaceStateDir(root))

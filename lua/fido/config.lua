@@ -7,6 +7,8 @@ M.defaults = {
   model = nil, -- FIDO_MODEL
   base_url = nil, -- FIDO_BASE_URL
   api_key = nil, -- OPENROUTER_API_KEY (the environment variable is preferred)
+  api_key_cmd = nil, -- command printing the key, e.g. { "pass", "show", "openrouter" }
+  tavily_api_key_cmd = nil, -- the same for TAVILY_API_KEY
   reasoning = nil, -- minimal | low | medium | high
   layout = "right", -- right | left | bottom | tab
   width = 0.4, -- share of the columns (right/left) or lines (bottom), or a count of them
@@ -15,6 +17,22 @@ M.defaults = {
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
 }
 
+local function is_argv(v)
+  if v == nil then
+    return true
+  end
+  if #v == 0 then
+    return false
+  end
+  for k, item in pairs(v) do
+    if type(k) ~= "number" or type(item) ~= "string" or item == "" then
+      return false
+    end
+  end
+  return true
+end
+local argv_desc = 'a list of non-empty strings, e.g. { "pass", "show", "openrouter" }'
+
 -- name -> { types, check (optional), description }
 local schema = {
   binary = { { "string", "nil" } },
@@ -22,6 +40,8 @@ local schema = {
   model = { { "string", "nil" } },
   base_url = { { "string", "nil" } },
   api_key = { { "string", "nil" } },
+  api_key_cmd = { { "table", "nil" }, is_argv, argv_desc },
+  tavily_api_key_cmd = { { "table", "nil" }, is_argv, argv_desc },
   reasoning = {
     { "string", "nil" },
     function(v)
