@@ -25,6 +25,16 @@ func untrackSession(sid int) {
 	bashSessions.Unlock()
 }
 
+// OwnSession registers a child the host started in a session of its own
+// (Setsid) for another purpose than bash_exec — a language or MCP server —
+// so that the stray sweep (which kills the host's children outside its own
+// session that no running command owns) leaves it alone. Call release when
+// it has exited. Children in the host's session need nothing.
+func OwnSession(sid int) (release func()) {
+	trackSession(sid)
+	return func() { untrackSession(sid) }
+}
+
 func liveSessions() map[int]bool {
 	bashSessions.Lock()
 	defer bashSessions.Unlock()
@@ -38,7 +48,7 @@ func liveSessions() map[int]bool {
 // KillProcesses ends, at once (SIGKILL), every process the host's bash_exec
 // commands started that still runs: their process groups, their sessions,
 // and processes that escaped both and came back to the host as its child
-// subreaper. The host calls it when it exits: nothing it started outlives
+// subreaper (sessions registered with OwnSession too). The host calls it when it exits: nothing it started outlives
 // it. It returns the number of processes killed.
 func KillProcesses() int {
 	all := liveSessions()
