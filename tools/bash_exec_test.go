@@ -311,6 +311,7 @@ func TestBashExecStopsBackgroundProcesses(t *testing.T) {
 	pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, ws, "bg")))
 	require.NoError(t, err)
 	assert.False(t, liveProcess(pid), "a background process does not outlive the command")
+	assert.Contains(t, res.Content, "note: processes the command left running in the background were stopped")
 }
 
 // A process that leaves the command's session (setsid, or a daemon's double

@@ -74,7 +74,7 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 	elapsed := time.Since(start)
 	// Stop the tree on timeout or cancel; after a normal exit, stop what the
 	// command left running in the background (it would hold the output open).
-	stopProcessGroup(pgid, t.killGrace)
+	leftRunning := stopProcessGroup(pgid, t.killGrace)
 	if ended != "" {
 		<-waited
 	}
@@ -120,6 +120,9 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 	if timeoutNote != "" {
 		fmt.Fprintf(&b, "note: the timeout was capped at %s%s\n", wholeSeconds(timeout), timeoutNote)
 	}
+	if ended == "" && leftRunning {
+		b.WriteString("note: processes the command left running in the background were stopped\n")
+	}
 	switch {
 	case strays == 1:
 		b.WriteString("note: 1 process that left the command's process group (setsid, setpgid or a daemon's double fork) was still running and was killed\n")
@@ -134,10 +137,10 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 }
 
 // stopProcessGroup ends process group pgid: SIGTERM, then SIGKILL if anything
-// of it still runs after grace.
-func stopProcessGroup(pgid int, grace time.Duration) {
+// of it still runs after grace. It reports whether anything was running.
+func stopProcessGroup(pgid int, grace time.Duration) bool {
 	if !processGroupRunning(pgid) {
-		return
+		return false
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	deadline := time.NewTimer(grace)
@@ -153,10 +156,10 @@ func stopProcessGroup(pgid int, grace time.Duration) {
 			for end := time.Now().Add(time.Second); processGroupRunning(pgid) && time.Now().Before(end); {
 				time.Sleep(5 * time.Millisecond)
 			}
-			return
+			return true
 		case <-tick.C:
 			if !processGroupRunning(pgid) {
-				return
+				return true
 			}
 		}
 	}

@@ -265,7 +265,8 @@ func (t *JSTool) runWorker(ctx context.Context, code string, timeout time.Durati
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done != nil {
-		return p.done.Output, elapsed, nil
+		// The snippet's own run time: what the transcript line reports.
+		return p.done.Output, time.Duration(p.done.ElapsedNS), nil
 	}
 	// The worker ended without a result: killed by the host, or it crashed
 	// (an allocation over its memory limit ends it with a fatal error).
