@@ -73,7 +73,8 @@ func TestE2ENeovimExitEndsCommandTree(t *testing.T) {
 
 			start := time.Now()
 			if how == "qa!" {
-				_ = f.Nvim.Nvim.Command("qa!")
+				// Scheduled, so the RPC call returns before Neovim quits.
+				f.Lua(t, nil, `vim.schedule(function() vim.cmd("qa!") end)`)
 			} else {
 				require.NoError(t, syscall.Kill(nvimPid, syscall.SIGKILL))
 			}
