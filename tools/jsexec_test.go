@@ -471,7 +471,7 @@ func TestJSExecNetwork(t *testing.T) {
 	}{
 		{"non-http scheme", `fetch("file:///etc/passwd")`, "only absolute http:// and https:// URLs", 2000},
 		{"object body", fmt.Sprintf(`fetch(%q, {method: "POST", body: {a: 1}})`, srv.URL), "body must be a string", 2000},
-		{"response too large", fmt.Sprintf(`module.exports = fetch(%q + "/big")`, srv.URL), "larger than 5 MiB", 3000},
+		{"response too large", fmt.Sprintf(`module.exports = fetch(%q + "/big")`, srv.URL), "larger than 5 MiB", 8000},
 		{"request ends with the run", fmt.Sprintf(`module.exports = fetch(%q + "/slow")`, srv.URL), "timed out after 300ms", 300},
 	}
 	for _, c := range approvedErrors {
