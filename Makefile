@@ -1,7 +1,8 @@
 # Fido for Neovim. `make` builds bin/fido and doc/tags; `make run` starts
 # Neovim with Fido on this directory; `make test` runs vet, gofmt and every
 # test with -race; `make bench` measures rendering and tool speed against
-# naive code, rg and fd; `make lint` runs staticcheck, the go.mod tidiness
+# naive code, rg and fd, and the cost of one
+# javascript_execute call; `make lint` runs staticcheck, the go.mod tidiness
 # check, gofmt, StyLua and the darwin/windows cross-builds (tools come from
 # scripts/ensure-tools).
 GO      ?= go
@@ -9,7 +10,7 @@ NVIM_BIN ?= nvim
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-tools clean FORCE
+.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-tools bench-js clean FORCE
 
 all: build doc/tags
 
@@ -61,7 +62,7 @@ test: build fmt-check vet
 	@bash scripts/ensure-nvim
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-bench: build bench-render bench-tools
+bench: build bench-render bench-tools bench-js
 
 bench-render: build
 	$(GO) run ./cmd/renderbench
@@ -70,6 +71,10 @@ bench-tools:
 	@command -v rg >/dev/null && command -v fdfind >/dev/null || \
 	  { echo "make bench needs ripgrep and fd-find: apt-get install -y ripgrep fd-find"; exit 1; }
 	$(GO) run ./cmd/toolbench
+
+# One javascript_execute call: each snippet runs in a bin/fido js-worker process.
+bench-js: build
+	$(GO) run ./cmd/jsbench -worker bin/fido
 
 clean:
 	rm -rf bin doc/tags

@@ -101,7 +101,7 @@ func parseTimeout(v string) (time.Duration, bool) {
 }
 
 // MissingKeyMessage is the one line shown when no API key is configured.
-const MissingKeyMessage = "OPENROUTER_API_KEY is not set: export OPENROUTER_API_KEY=sk-or-… before starting Neovim, or pass require(\"fido\").setup({ api_key = … })"
+const MissingKeyMessage = "OPENROUTER_API_KEY is not set: export OPENROUTER_API_KEY=sk-or-… before starting Neovim, or pass require(\"fido\").setup({ api_key_cmd = { \"pass\", \"show\", \"openrouter\" } }) (or api_key = …)"
 
 var nonSlug = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 

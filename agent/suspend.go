@@ -56,7 +56,7 @@ func (s *Session) suspend(desc string) {
 	path := filepath.Join(s.cfg.SuspendDir, name)
 	b, err := json.MarshalIndent(snap, "", " ")
 	if err == nil {
-		err = tools.WriteFileAtomic(path, b, 0o600)
+		err = tools.WriteStateFile(path, b, 0o600)
 	}
 	if err != nil {
 		s.ui.Error("could not save the snapshot: " + err.Error())

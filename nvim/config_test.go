@@ -28,6 +28,10 @@ func TestSetupValidatesOptions(t *testing.T) {
 		{"idle timeout", `{ idle_timeout_ms = 90000 }`, ""},
 		{"idle timeout not whole", `{ idle_timeout_ms = 0.5 }`, "idle_timeout_ms must be a whole number of milliseconds ≥ 1, got 0.5"},
 		{"not a table", `"x"`, "setup() expects a table, got string"},
+		{"key command", `{ api_key_cmd = { "pass", "show", "openrouter" }, tavily_api_key_cmd = { "cat", "/k" } }`, ""},
+		{"key command as a string", `{ api_key_cmd = "pass show openrouter" }`, "api_key_cmd must be table or nil, got string"},
+		{"empty key command", `{ api_key_cmd = {} }`, `api_key_cmd must be a list of non-empty strings`},
+		{"key command with a number", `{ tavily_api_key_cmd = { "pass", 1 } }`, `tavily_api_key_cmd must be a list of non-empty strings`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -27,7 +27,7 @@ type jsOutcome struct {
 // jsRun is one call's runtime and event loop. Everything except the fields
 // marked otherwise belongs to the runtime goroutine.
 type jsRun struct {
-	tool       *JSTool
+	tool       *jsEngine
 	ctx        context.Context // ends with the call; fetches use it
 	network    bool
 	offlineWhy string
@@ -70,10 +70,10 @@ type jsTimer struct {
 
 var errJSStopped = errors.New("stopped")
 
-func newJSRun(t *JSTool, ctx context.Context, network bool, offlineWhy string) *jsRun {
+func newJSRun(t *jsEngine, ctx context.Context, network bool, offlineWhy string) *jsRun {
 	return &jsRun{
 		tool: t, ctx: ctx, network: network, offlineWhy: offlineWhy,
-		console: &jsConsole{},
+		console: &jsConsole{kept: t.onConsole},
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		timers:  map[int64]*jsTimer{},
@@ -637,6 +637,9 @@ type jsConsole struct {
 	lines   []jsConsoleLine
 	bytes   int
 	dropped int
+	// kept, when set, is told of every line kept, as it is kept: the worker
+	// streams them to the host so that they survive a crash of the worker.
+	kept func(jsConsoleLine)
 }
 
 func (c *jsConsole) add(level, text string) {
@@ -648,7 +651,11 @@ func (c *jsConsole) add(level, text string) {
 		return
 	}
 	c.bytes += len(text)
-	c.lines = append(c.lines, jsConsoleLine{Level: level, Text: text})
+	line := jsConsoleLine{Level: level, Text: text}
+	c.lines = append(c.lines, line)
+	if c.kept != nil {
+		c.kept(line)
+	}
 }
 
 func (c *jsConsole) snapshot() ([]jsConsoleLine, int) {

@@ -81,6 +81,9 @@ func (r *Registry) Names() []string {
 // syntax, then the tool. It never panics and always returns a result the model
 // can read, so every tool call in the history gets a tool message.
 func (r *Registry) Invoke(ctx context.Context, inv Invocation, name string, args json.RawMessage) (res Result) {
+	// Whatever a tool read (a command printing the environment, a file
+	// holding the key), Fido's keys never reach the model or the transcript.
+	defer func() { res.Content, res.Summary = Redact(res.Content), Redact(res.Summary) }()
 	t, ok := r.byName[name]
 	if !ok {
 		return ErrorResult("unknown tool %q; available tools: %s", name, strings.Join(r.Names(), ", "))

@@ -20,15 +20,26 @@ import (
 // tool, the provider and the session.
 func serveRPC(ctx context.Context, root string, getenv func(string) string) error {
 	rpcOut := nvim.ProtectStdout()
-	logger := log.New(os.Stderr, "fido: ", log.LstdFlags|log.Lmicroseconds)
-	tools.SetPanicLog(os.Stderr)
+	// The log and panic stacks go to stderr (fido.log), keys redacted.
+	stderr := tools.RedactWriter(os.Stderr)
+	logger := log.New(stderr, "fido: ", log.LstdFlags|log.Lmicroseconds)
+	tools.SetPanicLog(stderr)
+	harden(logger.Printf)
 	cfg := agent.ConfigFromEnv(getenv)
+	keyProblems := resolveKeys(ctx, &cfg, getenv)
+	cleanup := &exitCleanup{logf: logger.Printf}
+	cleanup.watch(ctx)
+	defer cleanup.run()
 	return nvim.Run(ctx, nvim.RunConfig{
-		In:   os.Stdin,
+		In:   cleanup.reader(os.Stdin),
 		Out:  rpcOut,
 		Logf: logger.Printf,
 		NewBackend: func(ui *nvim.UI, editor tools.Editor) (nvim.Backend, error) {
-			return newBackend(cfg, root, ui, editor, logger)
+			b, err := newBackend(cfg, root, ui, editor, logger)
+			for _, p := range keyProblems {
+				ui.Error(p)
+			}
+			return b, err
 		},
 	})
 }
@@ -81,7 +92,9 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	})
 	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, tools.NewAskExpertTool(ui))
 	all = append(all, tools.NewWebTools(tools.WebConfig{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
-	all = append(all, tools.NewBashTool(ws, ui), tools.NewAskUserTool(ui), tools.NewJSTool(ws, ui))
+	jsTool := tools.NewJSTool(ws, ui)
+	jsTool.Prewarm() // its worker process starts now, not during the first call
+	all = append(all, tools.NewBashTool(ws, ui), tools.NewAskUserTool(ui), jsTool)
 	registry, err = tools.NewRegistry(all...)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ M.defaults = {
   model = nil, -- FIDO_MODEL
   base_url = nil, -- FIDO_BASE_URL
   api_key = nil, -- OPENROUTER_API_KEY (the environment variable is preferred)
+  api_key_cmd = nil, -- command printing the key, e.g. { "pass", "show", "openrouter" }
+  tavily_api_key_cmd = nil, -- the same for TAVILY_API_KEY
   reasoning = nil, -- minimal | low | medium | high
   edits = "auto", -- auto: Fido's file changes apply at once; review: each is shown and asked first
   layout = "right", -- right | left | bottom | tab
@@ -20,6 +22,22 @@ M.defaults = {
   resume = "last", -- FIDO_RESUME: "last" continues the workspace's newest saved conversation, "new" starts afresh
 }
 
+local function is_argv(v)
+  if v == nil then
+    return true
+  end
+  if #v == 0 then
+    return false
+  end
+  for k, item in pairs(v) do
+    if type(k) ~= "number" or type(item) ~= "string" or item == "" then
+      return false
+    end
+  end
+  return true
+end
+local argv_desc = 'a list of non-empty strings, e.g. { "pass", "show", "openrouter" }'
+
 -- name -> { types, check (optional), description }
 local schema = {
   binary = { { "string", "nil" } },
@@ -27,6 +45,8 @@ local schema = {
   model = { { "string", "nil" } },
   base_url = { { "string", "nil" } },
   api_key = { { "string", "nil" } },
+  api_key_cmd = { { "table", "nil" }, is_argv, argv_desc },
+  tavily_api_key_cmd = { { "table", "nil" }, is_argv, argv_desc },
   reasoning = {
     { "string", "nil" },
     function(v)

@@ -111,13 +111,20 @@ function M.check()
   local key = config.values.api_key or vim.env.OPENROUTER_API_KEY
   if key and key ~= "" then
     r.ok("OPENROUTER_API_KEY is set")
+  elseif config.values.api_key_cmd then
+    r.ok("api_key_cmd is set: the host runs " .. config.values.api_key_cmd[1] .. " for the key when it starts")
   else
-    r.warn("OPENROUTER_API_KEY is not set", { "export OPENROUTER_API_KEY=... before starting Neovim" })
+    r.warn("OPENROUTER_API_KEY is not set", {
+      "export OPENROUTER_API_KEY=... before starting Neovim",
+      'or setup({ api_key_cmd = { "pass", "show", "openrouter" } })',
+    })
   end
   r.info("model: " .. (config.values.model or vim.env.FIDO_MODEL or "(the binary's default)"))
   r.info("base URL: " .. (config.values.base_url or vim.env.FIDO_BASE_URL or "https://openrouter.ai/api/v1"))
   if vim.env.TAVILY_API_KEY and vim.env.TAVILY_API_KEY ~= "" then
     r.ok("TAVILY_API_KEY is set (websearch, browse_url)")
+  elseif config.values.tavily_api_key_cmd then
+    r.ok("tavily_api_key_cmd is set (websearch, browse_url)")
   else
     r.info("TAVILY_API_KEY is not set: websearch and browse_url will say so when called")
   end

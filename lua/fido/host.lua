@@ -104,6 +104,13 @@ local function env()
       e[k] = v
     end
   end
+  -- Key commands: the host runs them (argv as JSON), so the key itself never
+  -- passes through Lua or an environment variable.
+  for k, v in pairs({ FIDO_API_KEY_CMD = cfg.api_key_cmd, FIDO_TAVILY_API_KEY_CMD = cfg.tavily_api_key_cmd }) do
+    if v ~= nil then
+      e[k] = vim.fn.json_encode(v)
+    end
+  end
   return e
 end
 
