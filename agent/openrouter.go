@@ -249,6 +249,8 @@ func (p *OpenRouter) attempt(ctx context.Context, req *Request, creq openai.Chat
 		perr := streamError(gjson.GetBytes(at.sse.errorPayload(), "error"))
 		perr.Message = p.label + " reported an error mid-answer: " + perr.Message
 		return Response{}, perr, acc.delivered
+	case at.sse != nil && at.sse.tooMuch:
+		return Response{}, &ProviderError{Message: fmt.Sprintf("%s sent more than %d MiB in one answer; the answer was stopped", p.label, maxStreamBytes>>20)}, acc.delivered
 	case at.sse != nil && at.sse.tooLong:
 		return Response{}, &ProviderError{Message: fmt.Sprintf("%s sent a stream line longer than %d MiB; the answer was stopped", p.label, maxSSELine>>20)}, acc.delivered
 	case stalled.Load():

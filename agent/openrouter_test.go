@@ -648,6 +648,20 @@ func TestStreamEndlessLineIsCapped(t *testing.T) {
 	assert.Len(t, srv.Requests(), 1)
 }
 
+func TestStreamEndlessAnswerIsCapped(t *testing.T) {
+	orig := maxStreamBytes
+	maxStreamBytes = 1 << 20 // the same logic as 256 MiB, in a fraction of the time
+	t.Cleanup(func() { maxStreamBytes = orig })
+	srv := llmtest.NewServer(t)
+	srv.Enqueue(llmtest.Reply().ContentDeltas(20000, "endless ").Finish("stop"))
+	start := time.Now()
+	_, err, _ := stream(t, newTestProvider(t, srv), userRequest("hi"))
+	pe := providerError(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Contains(t, pe.Message, "sent more than 1 MiB in one answer; the answer was stopped")
+	assert.False(t, pe.Retryable)
+}
+
 func TestStreamHTMLPageWithStatus200(t *testing.T) {
 	page := "<!DOCTYPE html>\n<html><head><title>Sign in to the guest Wi-Fi</title></head>\n<body><p>Accept the terms</p></body></html>\n"
 	t.Run("declared as text/html", func(t *testing.T) {
