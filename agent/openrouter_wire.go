@@ -179,7 +179,7 @@ func marshalNoEscape(v any) ([]byte, error) {
 // maxSSELine bounds one line of the event stream. A server that sends a
 // longer line (or never ends one) fails the request instead of growing
 // Fido's memory without limit.
-const maxSSELine = 16 << 20
+var maxSSELine = 16 << 20
 
 // sseBody sits between the HTTP body and go-openai's stream reader. It
 // passes on only `data:` lines: SSE comments such as ": OPENROUTER
