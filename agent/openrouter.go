@@ -249,8 +249,10 @@ func (p *OpenRouter) attempt(ctx context.Context, req *Request, creq openai.Chat
 		perr := streamError(gjson.GetBytes(at.sse.errorPayload(), "error"))
 		perr.Message = p.label + " reported an error mid-answer: " + perr.Message
 		return Response{}, perr, acc.delivered
+	case at.sse != nil && at.sse.tooMuch:
+		return Response{}, &ProviderError{Message: fmt.Sprintf("%s sent more than %s in one answer; the answer was stopped", p.label, sizeText(maxStreamBytes))}, acc.delivered
 	case at.sse != nil && at.sse.tooLong:
-		return Response{}, &ProviderError{Message: fmt.Sprintf("%s sent a stream line longer than %d MiB; the answer was stopped", p.label, maxSSELine>>20)}, acc.delivered
+		return Response{}, &ProviderError{Message: fmt.Sprintf("%s sent a stream line longer than %s; the answer was stopped", p.label, sizeText(int64(maxSSELine)))}, acc.delivered
 	case stalled.Load():
 		return Response{}, p.stallError(), acc.delivered
 	case at.sse != nil && at.sse.notSSE() != nil:
@@ -392,6 +394,14 @@ func nonEmptyArgs(a string) string {
 		return "{}"
 	}
 	return a
+}
+
+// sizeText words a byte count in MiB, or KiB below one MiB.
+func sizeText(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 func shortDuration(d time.Duration) string {

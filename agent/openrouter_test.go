@@ -635,17 +635,36 @@ func TestStreamUnknownHostIsNotRetried(t *testing.T) {
 }
 
 func TestStreamEndlessLineIsCapped(t *testing.T) {
+	orig := maxSSELine
+	require.Equal(t, 16<<20, orig, "the documented cap")
+	maxSSELine = 2 << 20 // the same logic as 16 MiB, in a fraction of the time
+	t.Cleanup(func() { maxSSELine = orig })
 	srv := llmtest.NewServer(t)
-	// 17 MiB without a newline, then the connection stays open.
-	line := "data: " + strings.Repeat("a", 17<<20)
+	// 3 MiB without a newline, then the connection stays open.
+	line := "data: " + strings.Repeat("a", 3<<20)
 	srv.Enqueue(llmtest.Reply().Content("a").Raw(line).Stall())
 	start := time.Now()
 	_, err, _ := stream(t, newTestProvider(t, srv), userRequest("hi"))
 	pe := providerError(t, err)
 	assert.Less(t, time.Since(start), 5*time.Second)
-	assert.Contains(t, pe.Message, "sent a stream line longer than 16 MiB; the answer was stopped")
+	assert.Contains(t, pe.Message, "sent a stream line longer than 2 MiB; the answer was stopped")
 	assert.False(t, pe.Retryable)
 	assert.Len(t, srv.Requests(), 1)
+}
+
+func TestStreamEndlessAnswerIsCapped(t *testing.T) {
+	orig := maxStreamBytes
+	require.Equal(t, int64(256<<20), orig, "the documented cap")
+	maxStreamBytes = 128 << 10 // the same logic as 256 MiB, in a fraction of the time
+	t.Cleanup(func() { maxStreamBytes = orig })
+	srv := llmtest.NewServer(t)
+	srv.Enqueue(llmtest.Reply().ContentDeltas(4000, "endless ").Finish("stop")) // ~1 MB
+	start := time.Now()
+	_, err, _ := stream(t, newTestProvider(t, srv), userRequest("hi"))
+	pe := providerError(t, err)
+	assert.Less(t, time.Since(start), 8*time.Second)
+	assert.Contains(t, pe.Message, "sent more than 128 KiB in one answer; the answer was stopped")
+	assert.False(t, pe.Retryable)
 }
 
 func TestStreamHTMLPageWithStatus200(t *testing.T) {

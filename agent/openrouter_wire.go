@@ -179,7 +179,7 @@ func marshalNoEscape(v any) ([]byte, error) {
 // maxSSELine bounds one line of the event stream. A server that sends a
 // longer line (or never ends one) fails the request instead of growing
 // Fido's memory without limit.
-const maxSSELine = 16 << 20
+var maxSSELine = 16 << 20
 
 // sseBody sits between the HTTP body and go-openai's stream reader. It
 // passes on only `data:` lines: SSE comments such as ": OPENROUTER
@@ -205,10 +205,20 @@ type sseBody struct {
 	bare    bytes.Buffer // non-SSE JSON lines, e.g. a plain error object
 	nonSSE  bytes.Buffer // the first maxErrorBody bytes of non-SSE lines
 	maxLine int
+	total   int64
+	tooMuch bool
 }
 
-// errSSELineTooLong ends a stream whose line exceeds maxSSELine.
-var errSSELineTooLong = errors.New("stream line too long")
+// maxStreamBytes bounds the data of one answer: a server that streams
+// without end fails the request instead of filling Fido's memory.
+var maxStreamBytes int64 = 256 << 20
+
+// errSSELineTooLong ends a stream whose line exceeds maxSSELine;
+// errStreamTooLong one whose data exceeds maxStreamBytes.
+var (
+	errSSELineTooLong = errors.New("stream line too long")
+	errStreamTooLong  = errors.New("stream too long")
+)
 
 func newSSEBody(src io.ReadCloser, onData func()) *sseBody {
 	return &sseBody{src: src, br: bufio.NewReaderSize(src, 32<<10), onData: onData, maxLine: maxSSELine}
@@ -264,6 +274,10 @@ func (b *sseBody) inspect(line []byte) []byte {
 	case bytes.HasPrefix(t, []byte("data:")):
 		b.sawData = true
 		b.onData()
+		if b.total += int64(len(line)); b.total > maxStreamBytes {
+			b.tooMuch, b.err = true, errStreamTooLong
+			return nil
+		}
 		payload := bytes.TrimSpace(t[len("data:"):])
 		if string(payload) == "[DONE]" {
 			b.sawDone = true

@@ -336,27 +336,31 @@ func newEntryID(nanos int64) string {
 }
 
 // encodeEntry is the compact JSON of e. Text that JSON escaping would blow
-// up (control characters) is stored as base64 instead, so an entry never
-// takes more than 4/3 of its content plus a little on disk.
+// up (control characters are six bytes each) is stored as base64 instead, so
+// an entry never takes more than 4/3 of its content plus a little on disk.
 func encodeEntry(e UndoEntry) ([]byte, error) {
-	data, err := marshalCompact(e)
-	if err != nil || e.Prior == nil || e.Encoding != "" {
-		return data, err
-	}
-	bare := e
-	bare.Prior = nil
-	rest, err := marshalCompact(bare)
-	if err != nil {
-		return nil, err
-	}
-	// Text costs len(data)-len(rest); base64 its encoded length plus the
-	// "prior" and "encoding" keys.
-	if len(data)-len(rest) > base64.StdEncoding.EncodedLen(len(*e.Prior))+40 {
+	if e.Prior != nil && e.Encoding == "" && jsonTextSize(*e.Prior) > base64.StdEncoding.EncodedLen(len(*e.Prior)) {
 		s := base64.StdEncoding.EncodeToString([]byte(*e.Prior))
 		e.Prior, e.Encoding = &s, "base64"
-		return marshalCompact(e)
 	}
-	return data, nil
+	return marshalCompact(e)
+}
+
+// jsonTextSize is the size of s as a JSON string without HTML escaping
+// (encoding/json writes U+2028 and U+2029 escaped too).
+func jsonTextSize(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			n++
+		case c < 0x20:
+			n += 5
+		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9):
+			n += 3
+		}
+	}
+	return n
 }
 
 func marshalCompact(v any) ([]byte, error) {
@@ -460,7 +464,8 @@ func cloneEntry(e UndoEntry) UndoEntry {
 
 // prune applies the bounds: beyond maxEntries the oldest entries go; beyond
 // maxTotal bytes on disk the oldest entries lose their prior content first,
-// then the oldest entries go. The newest entry is kept whole. It reads only
+// then the oldest entries go, until the log is back to 7/8 of maxTotal. The
+// newest entry is kept whole. It reads only
 // file sizes, except for the entries it rewrites. Called with u.mu and the
 // state lock held.
 func (u *UndoLog) prune() {
@@ -494,7 +499,13 @@ func (u *UndoLog) prune() {
 		u.drop(files[0].name)
 		files = files[1:]
 	}
-	limit := int64(u.maxTotal)
+	if total <= int64(u.maxTotal) {
+		return
+	}
+	// Over the bound: make room for a while (down to 7/8 of it), so a
+	// full log strips a batch of old entries once every many patches
+	// instead of one on every patch.
+	limit := int64(u.maxTotal) / 8 * 7
 	for i := 0; i < len(files)-1 && total > limit; i++ {
 		if strings.HasSuffix(files[i].name, leanExt) {
 			continue

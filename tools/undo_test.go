@@ -67,54 +67,66 @@ func TestUndoLogTwoWritersKeepEveryEntry(t *testing.T) {
 func TestUndoLogDiskSizeIsTrulyBounded(t *testing.T) {
 	u, err := OpenUndoLog(filepath.Join(t.TempDir(), "undo.json"))
 	require.NoError(t, err)
-	worst := strings.Repeat("\x01<>&", MaxUndoContent/4)
-	for i := 0; i < 12; i++ {
+	// 1/8 of the real sizes (8 MiB bound, 1 MiB entries): the same logic,
+	// fast enough under -race.
+	u.maxTotal = maxUndoTotal / 8
+	worst := strings.Repeat("\x01<>&", MaxUndoContent/8/4)
+	for i := 0; i < 8; i++ { // 8 entries of 1/8 of the bound: escaped as text they would be 6 times over it
 		require.NoError(t, u.Record(priorEntry(fmt.Sprintf("f%d", i), worst)))
+		size := undoDiskSize(t, u)
+		assert.LessOrEqual(t, size, int64(u.maxTotal), "%d bytes on disk after %d entries", size, i+1)
 	}
-	size := undoDiskSize(t, u)
-	assert.LessOrEqual(t, size, int64(maxUndoTotal), "%d bytes on disk", size)
 	es := u.Entries()
-	require.NotEmpty(t, es)
+	require.Len(t, es, 8, "entries lose their content before they go")
 	got, err := priorBytes(es[0])
 	require.NoError(t, err)
 	assert.Equal(t, worst, string(got), "the newest entry keeps its content exactly")
 }
 
-// A patch's log work stays small with a full log: only its own entry is
-// written.
+// A patch's log work does not grow with the log: only its own entry is
+// written. (The one-file log rewrote everything: ~220 ms a patch when full.)
 func TestUndoLogRecordCostDoesNotGrowWithTheLog(t *testing.T) {
-	u, err := OpenUndoLog(filepath.Join(t.TempDir(), "undo.json"))
+	full, err := OpenUndoLog(filepath.Join(t.TempDir(), "undo.json"))
+	require.NoError(t, err)
+	empty, err := OpenUndoLog(filepath.Join(t.TempDir(), "undo.json"))
 	require.NoError(t, err)
 	big := strings.Repeat("a line of Go source code in a file of moderate size\n", 800) // ~40 KiB
 	for i := 0; i < maxUndoEntries; i++ {
-		require.NoError(t, u.Record(priorEntry(fmt.Sprintf("f%d.go", i), big)))
+		require.NoError(t, full.Record(priorEntry(fmt.Sprintf("f%d.go", i), big)))
 	}
-	require.Greater(t, undoDiskSize(t, u), int64(maxUndoTotal)*9/10, "the log is full")
+	require.Greater(t, undoDiskSize(t, full), int64(maxUndoTotal)*3/4, "the log is full")
 	small := strings.Repeat("x := 1\n", 600) // ~4 KiB, a typical source file
-	median := func() time.Duration {
-		var costs []time.Duration
-		for i := 0; i < 21; i++ {
-			e := priorEntry("main.go", small)
-			start := time.Now()
-			require.NoError(t, u.Begin(&e))
-			require.NoError(t, u.Confirm(e))
-			costs = append(costs, time.Since(start))
-		}
-		sort.Slice(costs, func(i, j int) bool { return costs[i] < costs[j] })
-		return costs[len(costs)/2]
-	}
-	withDisk := median()
-	// The log's own work, without the one fsync of the entry (whose cost is
-	// the disk's: 0.1 ms on an SSD, several on a busy VM disk).
+	// The one fsync of each entry is the disk's cost, not the log's: leave
+	// it out of the comparison (counting that it happens).
 	syncs := 0
 	orig := syncEntry
 	syncEntry = func(*os.File) error { syncs++; return nil }
 	t.Cleanup(func() { syncEntry = orig })
-	own := median()
-	t.Logf("log work per patch with a full log: %s (%s with the fsync of its entry)", own, withDisk)
-	assert.Equal(t, 21, syncs, "every entry is flushed before its change")
-	assert.Less(t, own, 5*time.Millisecond)
-	assert.LessOrEqual(t, undoDiskSize(t, u), int64(maxUndoTotal))
+	var costFull, costEmpty []time.Duration
+	for i := 0; i < 21; i++ { // interleaved, so machine load hits both alike
+		for _, c := range []struct {
+			u     *UndoLog
+			costs *[]time.Duration
+		}{{full, &costFull}, {empty, &costEmpty}} {
+			e := priorEntry("main.go", small)
+			start := time.Now()
+			require.NoError(t, c.u.Begin(&e))
+			require.NoError(t, c.u.Confirm(e))
+			*c.costs = append(*c.costs, time.Since(start))
+		}
+	}
+	median := func(ds []time.Duration) time.Duration {
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		return ds[len(ds)/2]
+	}
+	mf, me := median(costFull), median(costEmpty)
+	t.Logf("log work per patch: %s with a full log, %s with an empty one", mf, me)
+	assert.Equal(t, 42, syncs, "every entry is flushed before its change")
+	// Generous factors: the machine running the tests may be busy. The
+	// one-file log took ~220 ms here with a full log.
+	assert.Less(t, mf, 10*me+10*time.Millisecond, "the cost does not grow with the log")
+	assert.Less(t, mf, 40*time.Millisecond)
+	assert.LessOrEqual(t, undoDiskSize(t, full), int64(maxUndoTotal))
 }
 
 func TestUndoLogRemovesLeftoverTempFilesAtOpen(t *testing.T) {
@@ -138,6 +150,14 @@ func TestUndoLogRemovesLeftoverTempFilesAtOpen(t *testing.T) {
 	}
 	assert.FileExists(t, plans)
 	assert.Len(t, u.Entries(), 1)
+}
+
+func TestJSONTextSize(t *testing.T) {
+	for _, s := range []string{"", "plain", "a\"b\\c\n\r\t", "\x01\x1f<>&", "line\u2028sep\u2029", "ünïcödé", strings.Repeat("\x00", 100)} {
+		b, err := marshalCompact(s)
+		require.NoError(t, err)
+		assert.Equal(t, len(b)-1, jsonTextSize(s), "%q", s) // marshalCompact adds a newline
+	}
 }
 
 func TestUndoLogMigratesTheOneFileLog(t *testing.T) {
