@@ -208,10 +208,12 @@ func TestLineMatcherAgreesWithRegexp(t *testing.T) {
 		"\n",
 		"no newline at all",
 		"\xef\xbb\xbf^start\nBOM line 2\n",
+		strings.Repeat("ab ba\n", 300) + "x abc\nbc\n" + strings.Repeat("ab\n", 100) + "ac",
+		"x;\n;\n\n;y\n  ;\nk\u212a\nK\n",
 	}
 	patterns := []string{"a", "beta", `(?i)gamma`, `^$`, `\bdelta\b`, `(ReadFile|ReadDir)\(`, `[A-Z][a-z]+File`, `o\(`,
 		`x*`, `end$`, `^`, `$`, `[^a]+`, `\d$`, `[0-9]$`, `(2|3)$`, `\d+$`, `;$`, `\)$`, `^\s+\S`, `\s$`, `(?i)σ`, `(?i)ΣΟΦΙΑ`,
-		`(?i)k`, `(?i)s`, `\p{Greek}+`, `.{5,}`, `^.$`, `\x{FFFD}`, `a.b`, `^\^start`, `^BOM`, `\B`, `\b`, `(?i)[α-ω]$`, `^[^\r]*$`}
+		`(?i)k`, `(?i)s`, `\p{Greek}+`, `.{5,}`, `^.$`, `\x{FFFD}`, `a.b`, `^\^start`, `^BOM`, `\B`, `\b`, `(?i)[α-ω]$`, `^[^\r]*$`, `[ab]c$`, `\bac`, `;$`, `^;`, `\b;`, `(?i)k$`, `(?i)\x{212a}`, `ab|ba`}
 	for _, p := range patterns {
 		m, err := compileLineMatcher(p, false)
 		require.NoError(t, err)
