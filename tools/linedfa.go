@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"regexp/syntax"
 	"slices"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -37,6 +38,10 @@ type dfaProg struct {
 	// anchored: every match starts at a line start, so a line whose
 	// automaton has no live thread after its first characters cannot match.
 	anchored bool
+	// accel: the few bytes (at most 3) that can start a match. Where the
+	// automaton is idle (no thread alive) the scan jumps to the next of
+	// them with bytes.IndexByte instead of stepping through every byte.
+	accel []byte
 }
 
 type stateKind uint8
@@ -45,6 +50,7 @@ const (
 	kindNormal stateKind = iota
 	kindMatch            // sentinel: the line matches
 	kindDead             // no match is possible in the rest of this line
+	kindIdle             // no thread alive mid-line: skip to an accel byte
 )
 
 const (
@@ -72,8 +78,78 @@ func newDFAProg(re *syntax.Regexp) (*dfaProg, error) {
 	all := syntax.EmptyEndLine | syntax.EmptyEndText | syntax.EmptyWordBoundary | syntax.EmptyNoWordBoundary
 	if !d.closure(nil, all) && len(d.list) == 0 {
 		p.anchored = true
+		return p, nil
+	}
+	// The first bytes of every rune a match can start with, whatever the
+	// context; none when the pattern can match the empty string.
+	if !d.closure(nil, all|syntax.EmptyBeginLine|syntax.EmptyBeginText) {
+		p.accel = firstBytes(prog, d.list)
 	}
 	return p, nil
+}
+
+// maxAccelBytes and maxAccelRange bound the first-byte analysis.
+const (
+	maxAccelBytes = 3
+	maxAccelRange = 512
+)
+
+// firstBytes returns the distinct first UTF-8 bytes of the runes the
+// instructions insts accept, or nil when there are more than maxAccelBytes
+// or the set is too wide to enumerate.
+func firstBytes(prog *syntax.Prog, insts []uint32) []byte {
+	var set [256]bool
+	n := 0
+	add := func(r rune) bool {
+		if r == utf8.RuneError {
+			return false // invalid UTF-8 decodes to it: any byte could start it
+		}
+		if r == '\n' {
+			return true // never fed to the automaton
+		}
+		var b [utf8.UTFMax]byte
+		utf8.EncodeRune(b[:], r)
+		if !set[b[0]] {
+			set[b[0]] = true
+			n++
+		}
+		return n <= maxAccelBytes
+	}
+	for _, pc := range insts {
+		in := &prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstRune, syntax.InstRune1:
+		default:
+			return nil
+		}
+		fold := in.Op == syntax.InstRune && syntax.Flags(in.Arg)&syntax.FoldCase != 0
+		for i := 0; i+1 < len(in.Rune) || (i == 0 && len(in.Rune) == 1); i += 2 {
+			lo, hi := in.Rune[i], in.Rune[i]
+			if len(in.Rune) > 1 {
+				hi = in.Rune[i+1]
+			}
+			if hi-lo > maxAccelRange {
+				return nil
+			}
+			for r := lo; r <= hi; r++ {
+				if !add(r) {
+					return nil
+				}
+				for f := unicode.SimpleFold(r); fold && f != r; f = unicode.SimpleFold(f) {
+					if !add(f) {
+						return nil
+					}
+				}
+			}
+		}
+	}
+	var out []byte
+	for b := range set {
+		if set[b] {
+			out = append(out, byte(b))
+		}
+	}
+	return out
 }
 
 // lineDFA is one worker's lazily built automaton for a dfaProg.
@@ -83,6 +159,7 @@ type lineDFA struct {
 	nUni      int
 	lineStart *dfaState
 	matched   *dfaState
+	idle      [2]*dfaState // the idle states after a non-word and a word rune
 
 	// scratch
 	stack  []uint32
@@ -105,6 +182,23 @@ func (d *lineDFA) reset() {
 	d.states = make(map[string]*dfaState)
 	d.nUni = 0
 	d.lineStart = d.intern(nil, flagLineStart)
+	d.idle = [2]*dfaState{}
+}
+
+// stateAt is the state at position p of buf reached from an idle state
+// through bytes that cannot start a match.
+func (d *lineDFA) stateAt(buf []byte, from, p int) *dfaState {
+	if p == from || buf[p-1] == '\n' {
+		return d.lineStart
+	}
+	w := 0
+	if syntax.IsWordChar(rune(buf[p-1])) {
+		w = 1
+	}
+	if d.idle[w] == nil {
+		d.idle[w] = d.intern(nil, uint8(w)*flagWordPrev)
+	}
+	return d.idle[w]
 }
 
 func (d *lineDFA) intern(insts []uint32, flags uint8) *dfaState {
@@ -121,8 +215,12 @@ func (d *lineDFA) intern(insts []uint32, flags uint8) *dfaState {
 		return d.intern(insts, flags)
 	}
 	s := &dfaState{insts: slices.Clone(insts), flags: flags}
-	if len(insts) == 0 && flags&flagLineStart == 0 && d.p.anchored {
-		s.kind = kindDead
+	if len(insts) == 0 && flags&flagLineStart == 0 {
+		if d.p.anchored {
+			s.kind = kindDead
+		} else if d.p.accel != nil {
+			s.kind = kindIdle
+		}
 	}
 	d.states[string(d.key)] = s
 	return s
@@ -240,7 +338,7 @@ func (d *lineDFA) transition(st *dfaState, r rune) *dfaState {
 
 // endMatches reports whether a line ending in state st matches.
 func (d *lineDFA) endMatches(st *dfaState) bool {
-	if st.kind != kindNormal {
+	if st.kind == kindMatch || st.kind == kindDead {
 		return st.kind == kindMatch
 	}
 	nx := st.next['\n']
@@ -256,6 +354,13 @@ func (d *lineDFA) scan(buf []byte, from int, emit func(ls, le int)) {
 	st := d.lineStart
 	last := from // no line break between from and the current line start is unaccounted
 	i := from
+	// Skipping pays only when the accel bytes are rare; after many short
+	// skips this buffer is stepped through byte by byte.
+	accel, shortSkips := d.p.accel != nil, 0
+	var nextAt [maxAccelBytes]int // next position of each accel byte, valid when >= i
+	for k := range nextAt {
+		nextAt[k] = -1
+	}
 	for i < len(buf) {
 		at := i
 		c := buf[i]
@@ -276,6 +381,35 @@ func (d *lineDFA) scan(buf []byte, from int, emit func(ls, le int)) {
 		}
 		st = nx
 		if st.kind == kindNormal {
+			continue
+		}
+		if st.kind == kindIdle {
+			if !accel {
+				continue
+			}
+			p := len(buf)
+			for k, b := range d.p.accel {
+				if nextAt[k] < i {
+					j := bytes.IndexByte(buf[i:], b)
+					if j < 0 {
+						nextAt[k] = len(buf)
+					} else {
+						nextAt[k] = i + j
+					}
+				}
+				p = min(p, nextAt[k])
+			}
+			if p == len(buf) {
+				return // nothing left can start a match, and an idle line cannot match at its end
+			}
+			if p-i < 16 {
+				if shortSkips++; shortSkips > 64 {
+					accel = false
+				}
+			} else {
+				shortSkips = 0
+			}
+			i, st = p, d.stateAt(buf, from, p)
 			continue
 		}
 		le := at
@@ -320,7 +454,7 @@ func (d *lineDFA) matchLine(line []byte) bool {
 			i += w
 		}
 		st = nx
-		if st.kind != kindNormal {
+		if st.kind == kindMatch || st.kind == kindDead {
 			return st.kind == kindMatch
 		}
 	}

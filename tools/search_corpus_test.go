@@ -2,9 +2,11 @@ package tools
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -208,10 +210,12 @@ func TestLineMatcherAgreesWithRegexp(t *testing.T) {
 		"\n",
 		"no newline at all",
 		"\xef\xbb\xbf^start\nBOM line 2\n",
+		strings.Repeat("ab ba\n", 300) + "x abc\nbc\n" + strings.Repeat("ab\n", 100) + "ac",
+		"x;\n;\n\n;y\n  ;\nk\u212a\nK\n",
 	}
 	patterns := []string{"a", "beta", `(?i)gamma`, `^$`, `\bdelta\b`, `(ReadFile|ReadDir)\(`, `[A-Z][a-z]+File`, `o\(`,
 		`x*`, `end$`, `^`, `$`, `[^a]+`, `\d$`, `[0-9]$`, `(2|3)$`, `\d+$`, `;$`, `\)$`, `^\s+\S`, `\s$`, `(?i)σ`, `(?i)ΣΟΦΙΑ`,
-		`(?i)k`, `(?i)s`, `\p{Greek}+`, `.{5,}`, `^.$`, `\x{FFFD}`, `a.b`, `^\^start`, `^BOM`, `\B`, `\b`, `(?i)[α-ω]$`, `^[^\r]*$`}
+		`(?i)k`, `(?i)s`, `\p{Greek}+`, `.{5,}`, `^.$`, `\x{FFFD}`, `a.b`, `^\^start`, `^BOM`, `\B`, `\b`, `(?i)[α-ω]$`, `^[^\r]*$`, `[ab]c$`, `\bac`, `;$`, `^;`, `\b;`, `(?i)k$`, `(?i)\x{212a}`, `ab|ba`}
 	for _, p := range patterns {
 		m, err := compileLineMatcher(p, false)
 		require.NoError(t, err)
@@ -303,4 +307,52 @@ func TestSearchRefusesLiteralNewline(t *testing.T) {
 	_, err := compileLineMatcher(`foo\nbar`, false)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "line break")
+}
+
+// When rg is installed (CI installs it), the generated corpus must give
+// rg's lines too, on patterns outside the documented differences (ASCII
+// \d \w \s \b, invalid UTF-8 as U+FFFD).
+func TestSearchCorpusAgreesWithRg(t *testing.T) {
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		t.Skip("rg is not installed")
+	}
+	root := t.TempDir()
+	files := writeCorpus(t, root, 4, false)
+	ws, err := NewWorkspace(root, nil, nil)
+	require.NoError(t, err)
+	for _, p := range []struct {
+		pattern    string
+		ignoreCase bool
+	}{
+		{"err", false}, {"ERR", true}, {"é", true}, {"ö", true}, {"σ", true}, {"ΣΟΦΙΑ", true}, {"k", true},
+		{`[0-9]$`, false}, {`(2|3)$`, false}, {`[0-9]+$`, false}, {`;$`, false}, {`\)$`, false}, {`^$`, false},
+		{`^[ \t]+[a-zA-Z(]`, false}, {`\p{Greek}`, false}, {`[α-ω]{3,}`, true}, {`(ReadFile|WriteFile|ReadDir)\(`, false},
+		{`\r$`, false}, {`a{3}`, false}, {`^[a-z]{0,3}\r?$`, false},
+	} {
+		args := []string{"--no-config", "-n", "--null", "--max-filesize", "2M"}
+		if p.ignoreCase {
+			args = append(args, "-i")
+		}
+		cmd := exec.Command(rg, append(args, "-e", p.pattern)...)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+			require.NoError(t, err, p.pattern)
+		}
+		want := []string{}
+		for _, l := range strings.Split(string(out), "\n") {
+			path, rest, ok := strings.Cut(l, "\x00")
+			if !ok || bytes.IndexByte(files[path], 0) >= 0 {
+				continue // the rule: a file with a NUL anywhere is binary
+			}
+			num, _, _ := strings.Cut(rest, ":")
+			want = append(want, path+":"+num)
+		}
+		sort.Strings(want)
+		res, err := ws.Search(t.Context(), ".", SearchOptions{Pattern: p.pattern, IgnoreCase: p.ignoreCase})
+		require.NoError(t, err)
+		assert.Equal(t, want, matchKeys(res), "pattern %q -i=%v", p.pattern, p.ignoreCase)
+	}
 }
