@@ -21,6 +21,10 @@ func TestSetupValidatesOptions(t *testing.T) {
 		{"bad enum", `{ layout = "up" }`, `layout must be one of "right", "left", "bottom", "tab", got "up"`},
 		{"nested", `{ plan = { auto_show = 1 } }`, "plan.auto_show must be boolean, got number"},
 		{"unknown", `{ colour = true }`, "unknown option colour"},
+		{"lsp valid", `{ lsp = { diagnostics = false, wait_ms = 500, request_timeout_ms = 8000 } }`, ""},
+		{"lsp bad wait", `{ lsp = { wait_ms = -1 } }`, "lsp.wait_ms must be a whole number of milliseconds"},
+		{"lsp bad type", `{ lsp = { diagnostics = "yes" } }`, "lsp.diagnostics must be boolean, got string"},
+		{"lsp unknown", `{ lsp = { timeout = 1 } }`, "unknown option lsp.timeout"},
 		{"not a table", `"x"`, "setup() expects a table, got string"},
 	}
 	for _, c := range cases {

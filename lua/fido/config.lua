@@ -12,6 +12,8 @@ M.defaults = {
   width = 0.4, -- share of the columns (right/left) or lines (bottom), or a count of them
   input_height = 3,
   plan = { min_width = 60, width = 0.35, auto_show = true },
+  -- Neovim's LSP client (0.8+): diagnostics an edit introduced, and the lsp_* tools.
+  lsp = { diagnostics = true, wait_ms = 2000, request_timeout_ms = 5000 },
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
 }
 
@@ -51,6 +53,7 @@ local schema = {
     "a whole number ≥ 1",
   },
   plan = { { "table" } },
+  lsp = { { "table" } },
   log_file = { { "string", "nil" } },
 }
 
@@ -70,6 +73,16 @@ local plan_schema = {
     "a share between 0 and 1",
   },
   auto_show = { { "boolean" } },
+}
+
+local function milliseconds(v)
+  return v >= 0 and v <= 600000 and v == math.floor(v)
+end
+
+local lsp_schema = {
+  diagnostics = { { "boolean" } },
+  wait_ms = { { "number" }, milliseconds, "a whole number of milliseconds from 0 to 600000" },
+  request_timeout_ms = { { "number" }, milliseconds, "a whole number of milliseconds from 0 to 600000" },
 }
 
 local function check(prefix, tbl, sch, errs)
@@ -107,6 +120,9 @@ function M.resolve(opts)
   check("", opts, schema, errs)
   if type(opts.plan) == "table" then
     check("plan.", opts.plan, plan_schema, errs)
+  end
+  if type(opts.lsp) == "table" then
+    check("lsp.", opts.lsp, lsp_schema, errs)
   end
   if #errs > 0 then
     table.sort(errs)
