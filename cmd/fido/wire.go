@@ -12,6 +12,7 @@ import (
 	"github.com/fido-nvim/fido/nvim"
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/lsp"
 )
 
 // serveRPC is the composition root: it serves Neovim on stdio and, once the
@@ -71,8 +72,16 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, tools.NewAskExpertTool(ui))
 	all = append(all, tools.NewWebTools(tools.WebConfig{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
 	all = append(all, tools.NewBashTool(ws, ui), tools.NewAskUserTool(ui), tools.NewJSTool(ws, ui))
+	all = append(all, lsp.Tools(ws)...)
 	registry, err = tools.NewRegistry(all...)
 	if err != nil {
+		return nil, err
+	}
+	// Edits report the LSP diagnostics they introduced (Neovim's vim.lsp).
+	if err := registry.Intercept("patch", lsp.PatchDiagnostics(ws)); err != nil {
+		return nil, err
+	}
+	if err := registry.Intercept("bash_exec", lsp.BashDiagnostics(ws)); err != nil {
 		return nil, err
 	}
 	listing := tools.ListRoot(ws, 40)
