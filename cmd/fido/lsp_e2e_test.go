@@ -58,6 +58,14 @@ func startGoFido(t *testing.T) *fido {
 		require.NoError(t, os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644))
 	}
 	f := startFido(t, "", ws)
+	// Stop gopls before Neovim and the temporary directories go (it writes
+	// its caches under them until it exits).
+	t.Cleanup(func() {
+		_ = f.ExecLua(`if vim.lsp.get_clients then
+			vim.lsp.stop_client(vim.lsp.get_clients())
+			vim.wait(5000, function() return #vim.lsp.get_clients({ _uninitialized = true }) == 0 end, 20)
+		end`, nil)
+	})
 	if cache := goEnv("GOCACHE"); cache != "" {
 		f.Lua(t, nil, `vim.env.GOCACHE = ...`, cache)
 	}
@@ -145,6 +153,13 @@ func TestE2ELSPWithGopls(t *testing.T) {
 	assert.Contains(t, res, "broken.go:7:9: error: undefined: missing (compiler)", res)
 	res = f.toolTurn(t, &n, "lsp_hover", `{"path":"main.go","line":4,"symbol":"greet"}`)
 	assert.Contains(t, res, "greet says hello", res)
+
+	// A command that changes a file loaded in Neovim (here the hidden
+	// buffer the patches loaded): after the buffer re-check, the same report.
+	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "main.next"), []byte("package main\n\nfunc main() {\n\t_ = greet(\"a\")\n\tbar()\n}\n"), 0o644))
+	f.Lua(t, nil, `vim.ui.select = function(items, _, cb) cb(items[1], 1) end`)
+	res = f.toolTurn(t, &n, "bash_exec", `{"command":"cp main.next main.go"}`)
+	assert.Contains(t, res, "LSP (gopls): this edit introduced 1 in main.go:\nmain.go:5:2: error: undefined: bar (compiler)", res)
 
 	// A subagent may call them (read-only).
 	before := len(f.srv.Requests())

@@ -13,6 +13,7 @@ local colon_api = vim.fn.has("nvim-0.11") == 1
 local severities = { "error", "warning", "info", "hint" }
 local max_text = 300 -- bytes of a result line's text
 local max_hidden = 32 -- files Fido keeps loaded in hidden buffers
+local max_load = 4 * 1024 * 1024 -- bytes: larger files are not loaded for a server
 
 local state = {
   tracking = false,
@@ -21,6 +22,7 @@ local state = {
   answered = {}, -- buf -> sent when its last LSP diagnostics arrived
   waiters = {}, -- buf -> { fn(got) -> done, ... } called on its diagnostics
   hidden = {}, -- buffers Fido loaded, oldest first
+  created = {}, -- buf -> true when load() created it (release wipes it)
   watches = {}, -- id -> watched files (between watch and settle)
   calls = {}, -- id -> { cancel = fn }
 }
@@ -374,12 +376,7 @@ local function trim_hidden()
   local extra = #state.hidden - max_hidden
   for _, b in ipairs(state.hidden) do
     local visible = api.nvim_buf_is_valid(b) and #vim.fn.win_findbuf(b) > 0
-    if
-      extra > 0
-      and api.nvim_buf_is_valid(b)
-      and not visible
-      and not api.nvim_buf_get_option(b, "modified")
-    then
+    if extra > 0 and api.nvim_buf_is_valid(b) and not visible and not api.nvim_buf_get_option(b, "modified") then
       pcall(api.nvim_buf_delete, b, { unload = true })
       extra = extra - 1
     elseif api.nvim_buf_is_valid(b) and api.nvim_buf_is_loaded(b) then
@@ -391,24 +388,47 @@ end
 
 -- The loaded buffer of path, loading the file into a hidden (unlisted,
 -- no swap file) buffer when needed, so the user's LSP configuration
--- attaches. Returns buf, fresh; nil when the file cannot be read.
+-- attaches. Returns buf, fresh; nil when the file cannot be read or is
+-- larger than max_load bytes.
 local function load(path)
   local b = loaded_buf(path)
   if b then
     return b, false
   end
-  if vim.fn.filereadable(path) == 0 then
+  if vim.fn.filereadable(path) == 0 or vim.fn.getfsize(path) > max_load then
     return nil, false
   end
+  local existed = vim.fn.bufnr(path) > 0
   b = vim.fn.bufadd(path)
   pcall(api.nvim_buf_set_option, b, "swapfile", false)
   local ok = pcall(vim.fn.bufload, b)
   if not ok or not api.nvim_buf_is_loaded(b) then
     return nil, false
   end
+  state.created[b] = not existed
   table.insert(state.hidden, b)
   trim_hidden()
   return b, true
+end
+
+-- Gives back a buffer load() loaded when no language server came for it:
+-- wiped when load() created it, else unloaded again.
+local function release(b)
+  if not api.nvim_buf_is_valid(b) or #vim.fn.win_findbuf(b) > 0 or api.nvim_buf_get_option(b, "modified") then
+    return
+  end
+  for i, h in ipairs(state.hidden) do
+    if h == b then
+      table.remove(state.hidden, i)
+      break
+    end
+  end
+  if state.created[b] then
+    pcall(api.nvim_buf_delete, b, { force = true })
+  else
+    pcall(api.nvim_buf_delete, b, { unload = true })
+  end
+  state.created[b] = nil
 end
 
 local function filetype_of(buf)
@@ -673,9 +693,9 @@ end
 
 local function position_query(chan, id, q, opts)
   local method = methods[q.method]
-  local buf = load(q.path)
+  local buf, fresh = load(q.path)
   if not buf then
-    return reply(chan, id, { error = "cannot read " .. q.path })
+    return reply(chan, id, { error = "cannot read " .. q.path .. " (missing, unreadable or too large)" })
   end
   local line = api.nvim_buf_get_lines(buf, q.line - 1, q.line, false)[1]
   if not line or q.line < 1 then
@@ -719,58 +739,75 @@ local function position_query(chan, id, q, opts)
           ),
         })
       end
-      return reply(chan, id, { error = no_server(buf, q.path) })
+      local msg = no_server(buf, q.path)
+      if fresh then
+        release(buf)
+      end
+      return reply(chan, id, { error = msg })
     end
     local uri = vim.uri_from_bufnr(buf)
-    ask_all(id, cs, method, function(c)
-      local p = {
-        textDocument = { uri = uri },
-        position = { line = q.line - 1, character = units_of(line, byte, c.offset_encoding or "utf-16") },
-      }
-      if q.method == "references" then
-        p.context = { includeDeclaration = false }
-      end
-      return p
-    end, buf, opts.request_timeout_ms, function(results, timed_out)
-      local out = { server = table.concat(names(cs), ", ") }
-      if q.method == "hover" then
-        local parts = {}
-        for _, r in ipairs(results) do
-          if type(r.result) == "table" and r.result.contents then
-            local t = hover_text(r.result.contents)
-            if t ~= "" then
-              table.insert(parts, t)
+    ask_all(
+      id,
+      cs,
+      method,
+      function(c)
+        local p = {
+          textDocument = { uri = uri },
+          position = { line = q.line - 1, character = units_of(line, byte, c.offset_encoding or "utf-16") },
+        }
+        if q.method == "references" then
+          p.context = { includeDeclaration = false }
+        end
+        return p
+      end,
+      buf,
+      opts.request_timeout_ms,
+      function(results, timed_out)
+        local out = { server = table.concat(names(cs), ", ") }
+        if q.method == "hover" then
+          local parts = {}
+          for _, r in ipairs(results) do
+            if type(r.result) == "table" and r.result.contents then
+              local t = hover_text(r.result.contents)
+              if t ~= "" then
+                table.insert(parts, t)
+              end
             end
           end
-        end
-        out.hover = table.concat(parts, "\n\n")
-      else
-        local locs, seen = {}, {}
-        for _, r in ipairs(results) do
-          local list = {}
-          locations_of(r.result, r.client.offset_encoding or "utf-16", list)
-          for _, l in ipairs(list) do
-            local key = l.path .. ":" .. l.line .. ":" .. l.col
-            if not seen[key] then
-              seen[key] = true
-              table.insert(locs, l)
+          out.hover = table.concat(parts, "\n\n")
+        else
+          local locs, seen = {}, {}
+          for _, r in ipairs(results) do
+            local list = {}
+            locations_of(r.result, r.client.offset_encoding or "utf-16", list)
+            for _, l in ipairs(list) do
+              local key = l.path .. ":" .. l.line .. ":" .. l.col
+              if not seen[key] then
+                seen[key] = true
+                table.insert(locs, l)
+              end
             end
           end
+          out.total = #locs
+          local limit = q.limit or 0
+          if limit > 0 and #locs > limit then
+            locs = { unpack(locs, 1, limit) }
+          end
+          out.locations = locs
         end
-        out.total = #locs
-        local limit = q.limit or 0
-        if limit > 0 and #locs > limit then
-          locs = { unpack(locs, 1, limit) }
+        if timed_out and #results == 0 then
+          out.error = string.format("%s did not answer within %d ms", out.server, opts.request_timeout_ms)
+        elseif
+          #results > 0
+          and errors_of(results) ~= ""
+          and (out.hover or "") == ""
+          and #(out.locations or {}) == 0
+        then
+          out.error = errors_of(results)
         end
-        out.locations = locs
+        reply(chan, id, out)
       end
-      if timed_out and #results == 0 then
-        out.error = string.format("%s did not answer within %d ms", out.server, opts.request_timeout_ms)
-      elseif #results > 0 and errors_of(results) ~= "" and (out.hover or "") == "" and #(out.locations or {}) == 0 then
-        out.error = errors_of(results)
-      end
-      reply(chan, id, out)
-    end)
+    )
   end)
 end
 
@@ -817,39 +854,47 @@ local function symbols_query(chan, id, q, opts)
       error = "no running language server answers workspace symbols; they start when a file of their type is open (lsp_definition or lsp_diagnostics on a file starts its server)",
     })
   end
-  ask_all(id, cs, "workspace/symbol", function()
-    return { query = q.query or "" }
-  end, nil, opts.request_timeout_ms, function(results, timed_out)
-    local out, seen = {}, {}
-    for _, r in ipairs(results) do
-      for _, s in ipairs(type(r.result) == "table" and r.result or {}) do
-        local loc = s.location or {}
-        local l = loc.uri and location(loc.uri, loc.range, r.client.offset_encoding or "utf-16")
-        if l then
-          local key = s.name .. l.path .. l.line
-          if not seen[key] then
-            seen[key] = true
-            l.name = s.name
-            l.kind = kinds[s.kind] or tostring(s.kind)
-            l.container = s.containerName
-            table.insert(out, l)
+  ask_all(
+    id,
+    cs,
+    "workspace/symbol",
+    function()
+      return { query = q.query or "" }
+    end,
+    nil,
+    opts.request_timeout_ms,
+    function(results, timed_out)
+      local out, seen = {}, {}
+      for _, r in ipairs(results) do
+        for _, s in ipairs(type(r.result) == "table" and r.result or {}) do
+          local loc = s.location or {}
+          local l = loc.uri and location(loc.uri, loc.range, r.client.offset_encoding or "utf-16")
+          if l then
+            local key = s.name .. l.path .. l.line
+            if not seen[key] then
+              seen[key] = true
+              l.name = s.name
+              l.kind = kinds[s.kind] or tostring(s.kind)
+              l.container = s.containerName
+              table.insert(out, l)
+            end
           end
         end
       end
+      local total = #out
+      local limit = q.limit or 0
+      if limit > 0 and #out > limit then
+        out = { unpack(out, 1, limit) }
+      end
+      local res = { server = table.concat(names(cs), ", "), symbols = out, total = total }
+      if timed_out and #results == 0 then
+        res.error = string.format("%s did not answer within %d ms", res.server, opts.request_timeout_ms)
+      elseif total == 0 and errors_of(results) ~= "" then
+        res.error = errors_of(results)
+      end
+      reply(chan, id, res)
     end
-    local total = #out
-    local limit = q.limit or 0
-    if limit > 0 and #out > limit then
-      out = { unpack(out, 1, limit) }
-    end
-    local res = { server = table.concat(names(cs), ", "), symbols = out, total = total }
-    if timed_out and #results == 0 then
-      res.error = string.format("%s did not answer within %d ms", res.server, opts.request_timeout_ms)
-    elseif total == 0 and errors_of(results) ~= "" then
-      res.error = errors_of(results)
-    end
-    reply(chan, id, res)
-  end)
+  )
 end
 
 local function diagnostics_query(chan, id, q, opts)
@@ -878,7 +923,11 @@ local function diagnostics_query(chan, id, q, opts)
       if #vim.diagnostic.get(buf) > 0 then
         return answer()
       end
-      return reply(chan, id, { error = no_server(buf, q.path) })
+      local msg = no_server(buf, q.path)
+      if fresh then
+        release(buf)
+      end
+      return reply(chan, id, { error = msg })
     end
     if fresh or state.pending[buf] then
       diagnostics_after(buf, nil, opts.wait_ms, answer)
@@ -1014,7 +1063,9 @@ function M.watch(chan, id, paths)
       local kept = {}
       for _, r in ipairs(results) do
         local f = r.file
-        if #f.clients > 0 and api.nvim_buf_is_valid(f.buf) then
+        if #f.clients == 0 and f.fresh then
+          release(f.buf)
+        elseif #f.clients > 0 and api.nvim_buf_is_valid(f.buf) then
           f.tick = api.nvim_buf_get_changedtick(f.buf)
           f.mark = mark(f.buf)
           f.before = diagnostics_of(f.buf, f.path, namespaces())
@@ -1063,9 +1114,9 @@ function M.settle(chan, id, arg)
     end
     for p in pairs(w and w.new or {}) do
       if set[p] then
-        local b = load(p)
+        local b, fresh = load(p)
         if b then
-          table.insert(files, { buf = b, path = p, fresh = true })
+          table.insert(files, { buf = b, path = p, fresh = fresh })
         end
       end
     end
@@ -1075,7 +1126,9 @@ function M.settle(chan, id, arg)
       local out = {}
       for _, r in ipairs(results) do
         local f = r.file
-        if #f.clients > 0 and api.nvim_buf_is_valid(f.buf) then
+        if #f.clients == 0 and f.fresh then
+          release(f.buf)
+        elseif #f.clients > 0 and api.nvim_buf_is_valid(f.buf) then
           table.insert(out, {
             path = f.path,
             servers = names(f.clients),
