@@ -14,6 +14,9 @@ type PromptInput struct {
 	Listing string
 	// ToolNames are the advertised tools, in order.
 	ToolNames []string
+	// Instructions are the user's and the project's instruction files
+	// (LoadInstructions), appended last under their own heading.
+	Instructions []InstructionFile
 }
 
 // BuildSystemPrompt builds messages[0]. It never contains the plan, a time
@@ -59,5 +62,6 @@ func BuildSystemPrompt(in PromptInput) string {
 - Delegate a bounded, independent, read-only investigation or review (e.g. "find every caller of X and how it handles errors", "review this package for races") when doing it yourself would flood the conversation with reads. Do not delegate small lookups, anything that changes files, or work you need to do step by step with the user.
 - A subagent only reads. Its result is a hypothesis: verify its claims against the files before you act on them. You stay responsible for the changes, the tests and the final answer.
 `)
+	b.WriteString(renderInstructions(in.Instructions))
 	return b.String()
 }

@@ -41,6 +41,10 @@ type SessionConfig struct {
 	Undo func(n int) []string
 	// UndoRevert reverts the newest mutation (/undo revert) and describes it.
 	UndoRevert func(ctx context.Context) (string, error)
+	// UserCommands finds the Markdown-defined slash commands (looked up
+	// again at every use, so new files need no restart) and the problems
+	// met; nil: none.
+	UserCommands func() ([]UserCommand, []string)
 	// MissingKey, when set, is the one-line error shown instead of starting a
 	// turn (e.g. how to set OPENROUTER_API_KEY).
 	MissingKey string
@@ -67,6 +71,7 @@ type Session struct {
 	total     Usage
 	sub       Usage
 	running   bool
+	cancelled bool // the running turn was cancelled and is unwinding
 	cancel    context.CancelFunc
 	draft     string
 	done      chan struct{}
@@ -165,9 +170,23 @@ func (s *Session) Submit(text string) {
 		}
 		return
 	}
+	s.submitMessage(text)
+}
+
+// submitMessage starts a turn with a user message (never a /command).
+func (s *Session) submitMessage(text string) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		return
+	}
+	if s.running && s.cancelled {
+		// The cancelled turn is unwinding (its tools are being answered
+		// "cancelled"): the new message starts right after it, so a cancel
+		// never leaves the user facing "still working".
+		prev := s.done
+		s.mu.Unlock()
+		go s.submitAfter(prev, text)
 		return
 	}
 	if s.running {
@@ -229,7 +248,7 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	}
 	s.messages = append(s.messages, s.pending...)
 	s.pending = nil
-	s.running, s.cancel, s.draft = false, nil, ""
+	s.running, s.cancelled, s.cancel, s.draft = false, false, nil, ""
 	s.mu.Unlock()
 
 	switch {
@@ -247,11 +266,33 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	}
 }
 
+// unwindTimeout bounds how long a message sent right after a cancel waits
+// for the cancelled turn to finish unwinding.
+var unwindTimeout = 10 * time.Second
+
+// submitAfter submits text once the cancelled turn that owns prev is done.
+func (s *Session) submitAfter(prev chan struct{}, text string) {
+	t := time.NewTimer(unwindTimeout)
+	defer t.Stop()
+	select {
+	case <-prev:
+		s.Submit(text)
+	case <-t.C:
+		s.ui.Error("the cancelled turn has not stopped yet (a model request ignores the cancel); send the message again in a moment")
+		s.ui.RestoreDraft(text)
+	}
+}
+
 // Cancel aborts the running turn (and any subagent, through its context),
-// restores the unsent draft and returns to idle at once.
+// restores the unsent draft and returns to idle at once. A tool still stuck
+// in a system call does not hold the turn: the loop answers its call
+// "cancelled" and drops its late result.
 func (s *Session) Cancel() {
 	s.mu.Lock()
-	cancel, draft, running := s.cancel, s.draft, s.running
+	cancel, draft, running := s.cancel, s.draft, s.running && !s.cancelled
+	if running {
+		s.cancelled = true
+	}
 	s.mu.Unlock()
 	if !running {
 		return

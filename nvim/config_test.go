@@ -25,6 +25,8 @@ func TestSetupValidatesOptions(t *testing.T) {
 		{"lsp bad wait", `{ lsp = { wait_ms = -1 } }`, "lsp.wait_ms must be a whole number of milliseconds"},
 		{"lsp bad type", `{ lsp = { diagnostics = "yes" } }`, "lsp.diagnostics must be boolean, got string"},
 		{"lsp unknown", `{ lsp = { timeout = 1 } }`, "unknown option lsp.timeout"},
+		{"idle timeout", `{ idle_timeout_ms = 90000 }`, ""},
+		{"idle timeout not whole", `{ idle_timeout_ms = 0.5 }`, "idle_timeout_ms must be a whole number of milliseconds ≥ 1, got 0.5"},
 		{"not a table", `"x"`, "setup() expects a table, got string"},
 	}
 	for _, c := range cases {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/neovim/go-client/nvim"
 
+	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/tools"
 )
 
@@ -22,6 +23,19 @@ type Backend interface {
 	Cancel()            // cancel the running turn and any subagent
 	Plan(arg string)    // :FidoPlan [arg]: "" shows+focuses the plan window, "clear" clears the plan
 	Close()
+}
+
+// SlashCommand is one completion candidate for the input.
+type SlashCommand struct {
+	Name string `msgpack:"name"`
+	Args string `msgpack:"args"`
+	Help string `msgpack:"help"`
+}
+
+// CommandLister is a Backend that can list its slash commands, user-defined
+// ones included.
+type CommandLister interface {
+	SlashCommands() []agent.Command
 }
 
 // RunConfig configures Run.
@@ -292,6 +306,21 @@ func (h *host) register() error {
 		},
 		"fido_ping": func() (string, error) {
 			return "pong", nil
+		},
+		// fido_commands lists the slash commands for completion, the
+		// Markdown-defined ones found afresh on every call.
+		"fido_commands": func() ([]SlashCommand, error) {
+			defer h.recover("fido_commands")
+			h.mu.Lock()
+			b := h.backend
+			h.mu.Unlock()
+			out := []SlashCommand{}
+			if l, ok := b.(CommandLister); ok {
+				for _, c := range l.SlashCommands() {
+					out = append(out, SlashCommand{Name: c.Name, Args: c.Args, Help: c.Help})
+				}
+			}
+			return out, nil
 		},
 	}
 	for name, fn := range handlers {

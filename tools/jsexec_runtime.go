@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"runtime/debug"
 	"strings"
@@ -702,7 +701,7 @@ func (r *jsRun) require(dir, spec string) goja.Value {
 		if err != nil {
 			r.throw("require(%q): %v", spec, err)
 		}
-		fi, err := os.Stat(abs)
+		fi, err := r.tool.ws.Sandbox.Stat(abs)
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
@@ -726,7 +725,7 @@ func (r *jsRun) load(spec, abs string, size int64) goja.Value {
 	if r.moduleBytes+int(size) > jsMaxModules {
 		r.throw("require(%q): this run has already required %d bytes; at most %d bytes in all", spec, r.moduleBytes, jsMaxModules)
 	}
-	data, err := os.ReadFile(abs)
+	data, err := r.tool.ws.Sandbox.ReadFile(abs, jsMaxModule)
 	if err != nil {
 		r.throw("require(%q): %s", spec, errorText(r.tool.ws, abs, err))
 	}

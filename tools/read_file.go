@@ -9,8 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 //go:embed read_file.md
@@ -21,7 +22,6 @@ const (
 	readMaxLimit     = 2000
 	readMaxLineLen   = 4000
 	readMaxBytes     = 256 << 10
-	binarySniffLen   = 8 << 10
 )
 
 // ReadFileTool reads a text file by lines.
@@ -97,22 +97,20 @@ func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessa
 		return ErrorResult("read_file: %v", err), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	f, err := os.Open(abs)
+	// Opened without blocking and typed by Fstat of the open descriptor: a
+	// FIFO or device is refused before a byte is read.
+	f, fi, err := t.ws.Sandbox.Open(abs)
 	if err != nil {
 		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
-	}
 	if fi.IsDir() {
 		return ErrorResult("read_file: %s is a directory; use list_files to see its entries", rel), nil
 	}
 	if !fi.Mode().IsRegular() {
-		return ErrorResult("read_file: %s is not a regular file", rel), nil
+		return ErrorResult("read_file: %s is not a regular file (it is %s)", rel, confined.TypeName(fi.Mode())), nil
 	}
-	rl, err := readWindow(ctx, f, p.Seek, p.Limit)
+	rl, err := readWindow(ctx, confined.Reader(ctx, f), p.Seek, p.Limit)
 	if err != nil {
 		if errors.Is(err, errBinary) {
 			return ErrorResult("read_file: %s is a binary file (it contains NUL bytes); read_file only reads text", rel), nil
@@ -158,24 +156,28 @@ var errBinary = errors.New("binary file")
 // readWindow streams r once: it counts every line and keeps lines
 // [seek, seek+limit) within the byte caps.
 func readWindow(ctx context.Context, r io.Reader, seek, limit int) (readLines, error) {
+	// The whole file is checked for NUL bytes, not only its start: the same
+	// rule as ripgrep's and patch's, so every tool agrees on what is binary.
 	br := bufio.NewReaderSize(r, 64<<10)
-	head, err := br.Peek(binarySniffLen)
-	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
-		return readLines{}, err
-	}
-	if bytes.IndexByte(head, 0) >= 0 {
-		return readLines{}, errBinary
-	}
 	rl := readLines{first: seek}
 	var out bytes.Buffer
-	var line []byte // the current line's kept prefix
-	lineLen := 0
+	var line []byte  // the current line's kept prefix
+	lineLen := 0     // bytes of the current line, its ending included
+	var tail [2]byte // the line's last two bytes, to find its ending
 	inLine := false
 	taking := func() bool { return rl.total >= seek && rl.returned < limit && !rl.byteCap }
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if bytes.IndexByte(chunk, 0) >= 0 {
+			return readLines{}, errBinary
+		}
 		if len(chunk) > 0 {
 			inLine = true
+			if len(chunk) >= 2 {
+				tail = [2]byte{chunk[len(chunk)-2], chunk[len(chunk)-1]}
+			} else {
+				tail = [2]byte{tail[1], chunk[0]}
+			}
 			if taking() && len(line) < readMaxLineLen+2 {
 				line = append(line, chunk...)
 			}
@@ -202,7 +204,15 @@ func readWindow(ctx context.Context, r io.Reader, seek, limit int) (readLines, e
 						for cut > 0 && content[cut]&0xC0 == 0x80 {
 							cut--
 						}
-						content = append(content[:cut:cut], fmt.Sprintf(" … [line cut: %d bytes]", lineLen)...)
+						// The size reported is the line's text, without its ending.
+						n := lineLen
+						if tail[1] == '\n' {
+							n--
+							if tail[0] == '\r' && lineLen >= 2 {
+								n--
+							}
+						}
+						content = append(content[:cut:cut], fmt.Sprintf(" … [line cut: %d bytes]", n)...)
 						rl.cutLines++
 					}
 					out.Write(content)
@@ -213,7 +223,7 @@ func readWindow(ctx context.Context, r io.Reader, seek, limit int) (readLines, e
 				rl.crlf = true
 			}
 			rl.total++
-			line, lineLen, inLine = line[:0], 0, false
+			line, lineLen, inLine, tail = line[:0], 0, false, [2]byte{}
 			if rl.total%65536 == 0 && ctx.Err() != nil {
 				return rl, ctx.Err()
 			}

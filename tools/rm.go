@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os"
 )
 
 //go:embed rm.md
@@ -35,7 +34,10 @@ func (t *RmTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 		return ErrorResult("rm: %v", err), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	fi, err := os.Lstat(abs)
+	if err := t.ws.Sandbox.gitDirError(p.Path, abs); err != nil {
+		return ErrorResult("rm: %v", err), nil
+	}
+	fi, err := t.ws.Sandbox.Lstat(abs)
 	if err != nil {
 		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
 	}
@@ -47,11 +49,13 @@ func (t *RmTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 	}
 	entry := UndoEntry{Tool: "rm", Op: "rm", Path: rel}
 	if fi.Mode().IsRegular() {
-		recordPrior(&entry, abs)
-	} else if target, err := os.Readlink(abs); err == nil {
+		t.ws.recordPrior(&entry, abs)
+	} else if target, err := t.ws.Sandbox.Readlink(abs); err == nil {
 		entry.Existed, entry.PriorOmitted = true, "symbolic link to "+target
 	}
-	if err := os.Remove(abs); err != nil {
+	t.ws.beginUndo(&entry)
+	if err := t.ws.Sandbox.Remove(abs); err != nil {
+		t.ws.abortUndo(entry)
 		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
 	}
 	note := t.ws.record(entry)

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 )
 
 //go:embed rmdir.md
@@ -43,12 +41,15 @@ func (t *RmdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 		return ErrorResult("rmdir: refusing to delete the workspace root"), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	fi, err := os.Lstat(abs)
+	if err := t.ws.Sandbox.gitDirError(p.Path, abs); err != nil {
+		return ErrorResult("rmdir: %v", err), nil
+	}
+	fi, err := t.ws.Sandbox.Lstat(abs)
 	if err != nil {
 		return ErrorResult("rmdir: %s", errorText(t.ws, abs, err)), nil
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		if err := os.Remove(abs); err != nil {
+		if err := t.ws.Sandbox.Remove(abs); err != nil {
 			return ErrorResult("rmdir: %s", errorText(t.ws, abs, err)), nil
 		}
 		note := t.ws.record(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true, PriorOmitted: "symbolic link; only the link was removed"})
@@ -58,7 +59,7 @@ func (t *RmdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 		return ErrorResult("rmdir: %s is a file; use rm to delete a file", rel), nil
 	}
 	var files []string
-	walkErr := filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+	walkErr := t.ws.Sandbox.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -78,7 +79,7 @@ func (t *RmdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 			return ErrorResult("rmdir: %v", err), nil
 		}
 	}
-	if err := os.RemoveAll(abs); err != nil {
+	if err := t.ws.Sandbox.RemoveAll(abs); err != nil {
 		return ErrorResult("rmdir: %s; some entries may already be deleted", errorText(t.ws, abs, err)), nil
 	}
 	note := t.ws.record(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true,

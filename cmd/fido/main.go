@@ -134,6 +134,10 @@ func doctor(args []string, out io.Writer) int {
 	} else {
 		fmt.Fprintf(out, "context budget:     3/4 of the model's window from the model list, else ~%d tokens\n", agent.DefaultContextBudget)
 	}
+	fmt.Fprintf(out, "idle timeout:       %s (FIDO_IDLE_TIMEOUT)\n", cfg.IdleTimeout)
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(out, "warning:            %s\n", w)
+	}
 	fmt.Fprintf(out, "OPENROUTER_API_KEY: %s\n", set(cfg.APIKey))
 	fmt.Fprintf(out, "TAVILY_API_KEY:     %s\n", set(cfg.TavilyKey))
 	fmt.Fprintf(out, "workspace:          %s\n", root)

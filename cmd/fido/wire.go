@@ -12,6 +12,7 @@ import (
 	"github.com/fido-nvim/fido/nvim"
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/lsp"
 )
 
@@ -49,6 +50,13 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	if err != nil {
 		return nil, err
 	}
+	// A skipped ignore file changes what the model sees (its ignored files
+	// show up), so the user hears of it once, besides the log.
+	ws.Sandbox.Logf = func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		logger.Print(msg)
+		ui.Notify("Fido "+msg+"; Fido reads only regular files inside the workspace", agent.LevelWarn)
+	}
 	store, notice, err := plan.OpenStore(filepath.Join(stateDir, "plan.json"))
 	if err != nil {
 		return nil, err
@@ -56,7 +64,10 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	if notice != "" {
 		ui.Notify(notice, agent.LevelWarn)
 	}
-	provider := agent.NewOpenRouter(agent.OpenRouterConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
+	for _, w := range cfg.Warnings {
+		ui.Notify("Fido: "+w, agent.LevelWarn)
+	}
+	provider := agent.NewOpenRouter(agent.OpenRouterConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, IdleTimeout: cfg.IdleTimeout})
 
 	var registry *tools.Registry
 	var session *agent.Session
@@ -97,8 +108,17 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		Model:     cfg.Model,
 		Reasoning: cfg.Reasoning,
 		Root:      ws.Root,
+		// Instruction files are read again for every new system message
+		// (a new conversation, /reload-instructions), never mid-conversation.
 		SystemPrompt: func() string {
-			return agent.BuildSystemPrompt(agent.PromptInput{Root: ws.Root, Listing: listing, ToolNames: names})
+			files, problems := agent.LoadInstructions(ws.Sandbox.ReadOwnFile, filepath.Join(cfg.ConfigDir, "AGENTS.md"), confined.ReadPath)
+			for _, p := range problems {
+				logger.Printf("instructions: %s", p)
+			}
+			return agent.BuildSystemPrompt(agent.PromptInput{Root: ws.Root, Listing: listing, ToolNames: names, Instructions: files})
+		},
+		UserCommands: func() ([]agent.UserCommand, []string) {
+			return agent.LoadUserCommands(userCommandDirs(ws, cfg.ConfigDir), agent.Commands)
 		},
 		Plans:         store,
 		SuspendDir:    filepath.Join(stateDir, "suspends"),
@@ -129,6 +149,21 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	return session, nil
 }
 
+// userCommandDirs are the folders of Markdown-defined slash commands, in
+// order of precedence; the workspace's are read through the sandbox.
+func userCommandDirs(ws *tools.Workspace, configDir string) []agent.CommandDir {
+	inWorkspace := func(dir string) agent.CommandDir {
+		return agent.CommandDir{Dir: filepath.Join(ws.Root, dir), Read: func(rel string, limit int64) ([]byte, error) {
+			return ws.Sandbox.ReadOwnFile(filepath.ToSlash(filepath.Join(dir, rel)), limit)
+		}}
+	}
+	return []agent.CommandDir{
+		inWorkspace(".fido/commands"),
+		{Dir: filepath.Join(configDir, "commands")},
+		inWorkspace(".claude/commands"),
+	}
+}
+
 // undoLines formats the newest n undo-log entries for /undo.
 func undoLines(undo *tools.UndoLog, n int) []string {
 	var out []string
@@ -137,6 +172,9 @@ func undoLines(undo *tools.UndoLog, n int) []string {
 			break
 		}
 		line := fmt.Sprintf("%s  %s %s %s", e.Time.Local().Format("2006-01-02 15:04:05"), e.Tool, e.Op, e.Path)
+		if e.Pending {
+			line += " (interrupted: Fido stopped during this change; /undo revert checks whether it happened)"
+		}
 		switch {
 		case e.Prior != nil:
 			line += fmt.Sprintf(" (prior content kept, %d bytes)", e.PriorSize)

@@ -2,7 +2,18 @@
 local M = {}
 
 -- Slash commands (the host's agent.Commands; a test keeps them in step).
-M.slash = { "/plan", "/plan clear", "/suspend", "/recall", "/undo", "/undo revert", "/reasoning", "/help", "/quit" }
+M.slash = {
+  "/plan",
+  "/plan clear",
+  "/suspend",
+  "/recall",
+  "/undo",
+  "/undo revert",
+  "/reasoning",
+  "/reload-instructions",
+  "/help",
+  "/quit",
+}
 local sub = {
   ["/plan"] = { "clear" },
   ["/undo"] = { "revert" },
@@ -11,6 +22,33 @@ local sub = {
 
 local function starts(s, prefix)
   return s:sub(1, #prefix) == prefix
+end
+
+--- Every slash command: the built-in ones, then those the running host finds
+--- in .fido/commands, ~/.config/fido/commands and .claude/commands (asked
+--- afresh each time, so a new file needs no restart). Each item is
+--- { name, args, help }.
+function M.all()
+  local out, seen = {}, {}
+  local chan = require("fido.host").chan()
+  if chan then
+    local ok, list = pcall(vim.rpcrequest, chan, "fido_commands")
+    if ok and type(list) == "table" then
+      for _, c in ipairs(list) do
+        if not seen[c.name] then
+          seen[c.name] = true
+          table.insert(out, c)
+        end
+      end
+    end
+  end
+  for _, name in ipairs(M.slash) do
+    if not name:find(" ") and not seen[name] then
+      seen[name] = true
+      table.insert(out, { name = name, args = "", help = "" })
+    end
+  end
+  return out
 end
 
 --- Completion of :Fido: slash commands and their arguments.
@@ -33,9 +71,9 @@ function M.complete_fido(arglead, cmdline)
     return out
   end
   local out = {}
-  for _, c in ipairs(M.slash) do
-    if not c:find(" ") and starts(c, arglead) then
-      table.insert(out, c)
+  for _, c in ipairs(M.all()) do
+    if starts(c.name, arglead) then
+      table.insert(out, c.name)
     end
   end
   return out

@@ -15,6 +15,7 @@ M.defaults = {
   -- Neovim's LSP client (0.8+): diagnostics an edit introduced, and the lsp_* tools.
   lsp = { diagnostics = true, wait_ms = 2000, request_timeout_ms = 5000 },
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
+  idle_timeout_ms = nil, -- FIDO_IDLE_TIMEOUT; a model stream with no data for this long fails (default 120000)
 }
 
 -- name -> { types, check (optional), description }
@@ -55,6 +56,13 @@ local schema = {
   plan = { { "table" } },
   lsp = { { "table" } },
   log_file = { { "string", "nil" } },
+  idle_timeout_ms = {
+    { "number", "nil" },
+    function(v)
+      return v == nil or (v >= 1 and v == math.floor(v))
+    end,
+    "a whole number of milliseconds ≥ 1",
+  },
 }
 
 local plan_schema = {

@@ -95,6 +95,7 @@ local function env()
     FIDO_BASE_URL = cfg.base_url,
     OPENROUTER_API_KEY = cfg.api_key,
     FIDO_REASONING = cfg.reasoning,
+    FIDO_IDLE_TIMEOUT = cfg.idle_timeout_ms and (tostring(cfg.idle_timeout_ms) .. "ms") or nil,
   }
   for k, v in pairs(map) do
     if v ~= nil and v ~= "" then
