@@ -308,8 +308,8 @@ local function diagnostics_after(buf, m, ms, cb)
   end
 end
 
--- Calls cb(clients) once buf's clients are initialized (at most ms), with
--- the initialized ones; at once with {} when no client is attached.
+-- Calls cb(clients) with buf's initialized clients: at once when one is
+-- ready (or none is attached: {}), else once one is (at most ms).
 local function when_ready(buf, ms, cb)
   local cs = clients_of(buf, true)
   local function ready_ones()
@@ -325,7 +325,7 @@ local function when_ready(buf, ms, cb)
     return cb({})
   end
   local r = ready_ones()
-  if #r == #cs then
+  if #r > 0 then
     return cb(r)
   end
   local done, au = false, nil
@@ -346,9 +346,11 @@ local function when_ready(buf, ms, cb)
   au = api.nvim_create_autocmd("LspAttach", {
     buffer = buf,
     callback = function()
-      if #ready_ones() == #clients_of(buf, true) then
-        vim.schedule(finish)
-      end
+      vim.schedule(function()
+        if #ready_ones() > 0 then
+          finish()
+        end
+      end)
     end,
   })
   stop = after(math.max(ms, 0), finish)
