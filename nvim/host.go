@@ -140,6 +140,7 @@ type host struct {
 	logf    func(string, ...any)
 	ui      *UI
 	prompts *prompts
+	lsp     lspCalls
 
 	calls chan func(Backend)
 	ready chan struct{} // closed once the backend exists
@@ -165,7 +166,7 @@ func (h *host) start(cfg RunConfig) error {
 	}
 	h.ui.mu.Unlock()
 
-	b, err := cfg.NewBackend(h.ui, &Editor{v: h.v})
+	b, err := cfg.NewBackend(h.ui, &Editor{v: h.v, lsp: &h.lsp, chanID: chanID})
 	if err != nil {
 		h.ui.Error(err.Error())
 		h.ui.flushNow()
@@ -304,6 +305,10 @@ func (h *host) register() error {
 		"fido_resize": func(d EditorDims) {
 			defer h.recover("fido_resize")
 			h.ui.resized(d)
+		},
+		"fido_lsp": func(id int, result any) {
+			defer h.recover("fido_lsp")
+			h.lsp.deliver(id, result)
 		},
 		"fido_ping": func() (string, error) {
 			return "pong", nil

@@ -13,6 +13,7 @@ import (
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/lsp"
 )
 
 // serveRPC is the composition root: it serves Neovim on stdio and, once the
@@ -95,8 +96,16 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	jsTool := tools.NewJSTool(ws, ui)
 	jsTool.Prewarm() // its worker process starts now, not during the first call
 	all = append(all, tools.NewBashTool(ws, ui), tools.NewAskUserTool(ui), jsTool)
+	all = append(all, lsp.Tools(ws)...)
 	registry, err = tools.NewRegistry(all...)
 	if err != nil {
+		return nil, err
+	}
+	// Edits report the LSP diagnostics they introduced (Neovim's vim.lsp).
+	if err := registry.Intercept("patch", lsp.PatchDiagnostics(ws)); err != nil {
+		return nil, err
+	}
+	if err := registry.Intercept("bash_exec", lsp.BashDiagnostics(ws)); err != nil {
 		return nil, err
 	}
 	listing := tools.ListRoot(ws, 40)

@@ -17,6 +17,8 @@ M.defaults = {
   plan = { min_width = 60, width = 0.35, auto_show = true },
   -- :FidoReview's buffer-local keymaps (false disables one)
   review = { keymaps = { hunk = "gr", file = "gR", close = "q" } },
+  -- Neovim's LSP client (0.8+): diagnostics an edit introduced, and the lsp_* tools.
+  lsp = { diagnostics = true, wait_ms = 2000, request_timeout_ms = 5000 },
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
   idle_timeout_ms = nil, -- FIDO_IDLE_TIMEOUT; a model stream with no data for this long fails (default 120000)
   resume = "last", -- FIDO_RESUME: "last" continues the workspace's newest saved conversation, "new" starts afresh
@@ -84,6 +86,7 @@ local schema = {
   },
   plan = { { "table" } },
   review = { { "table" } },
+  lsp = { { "table" } },
   log_file = { { "string", "nil" } },
   resume = {
     { "string" },
@@ -117,6 +120,16 @@ local plan_schema = {
     "a share between 0 and 1",
   },
   auto_show = { { "boolean" } },
+}
+
+local function milliseconds(v)
+  return v >= 0 and v <= 600000 and v == math.floor(v)
+end
+
+local lsp_schema = {
+  diagnostics = { { "boolean" } },
+  wait_ms = { { "number" }, milliseconds, "a whole number of milliseconds from 0 to 600000" },
+  request_timeout_ms = { { "number" }, milliseconds, "a whole number of milliseconds from 0 to 600000" },
 }
 
 local function check(prefix, tbl, sch, errs)
@@ -161,6 +174,9 @@ function M.resolve(opts)
       local key = { { "string", "boolean" } }
       check("review.keymaps.", opts.review.keymaps, { hunk = key, file = key, close = key }, errs)
     end
+  end
+  if type(opts.lsp) == "table" then
+    check("lsp.", opts.lsp, lsp_schema, errs)
   end
   if #errs > 0 then
     table.sort(errs)

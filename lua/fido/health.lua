@@ -107,6 +107,29 @@ function M.check()
     r.info("winbar: no (Neovim < 0.8; the subagent bar is a one-line float)")
   end
 
+  r.start("Language servers (lsp_* tools, diagnostics after edits)")
+  local why = require("fido.lsp").unsupported()
+  if why then
+    r.warn(why, { "Use Neovim 0.8 or later for the lsp_* tools and the diagnostics edits report" })
+  else
+    local lsp_opts = config.values.lsp or {}
+    if lsp_opts.diagnostics == false then
+      r.info("diagnostics after edits: off (setup({ lsp = { diagnostics = false } }))")
+    else
+      r.ok(string.format("diagnostics after edits: on (wait up to %d ms)", lsp_opts.wait_ms or 2000))
+    end
+    local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+    local names = {}
+    for _, c in ipairs(get()) do
+      table.insert(names, c.name)
+    end
+    if #names > 0 then
+      r.ok("running language servers: " .. table.concat(names, ", "))
+    else
+      r.info("no language server is running now; Fido uses the ones your configuration attaches to a file's buffer")
+    end
+  end
+
   r.start("Provider")
   local key = config.values.api_key or vim.env.OPENROUTER_API_KEY
   if key and key ~= "" then

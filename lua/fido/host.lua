@@ -228,6 +228,11 @@ function M.connected(chan)
     state.chan, state.job = chan, nil
   end
   state.ready, state.died = true, nil
+  -- Follow language servers from now on (which buffers still await their
+  -- first diagnostics); a no-op before Neovim 0.8.
+  pcall(function()
+    require("fido.lsp").track()
+  end)
   local group = vim.api.nvim_create_augroup("FidoHost", { clear = true })
   vim.api.nvim_create_autocmd("VimResized", {
     group = group,
