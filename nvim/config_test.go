@@ -65,7 +65,7 @@ func TestCommandsExistWithoutSetup(t *testing.T) {
 	}
 	var comp []string
 	n.Lua(t, &comp, `return vim.fn.getcompletion("Fido /re", "cmdline")`)
-	assert.Equal(t, []string{"/recall", "/rewind", "/reasoning", "/reload-instructions"}, comp)
+	assert.Equal(t, []string{"/recall", "/rewind", "/reasoning", "/rename", "/reload-instructions"}, comp)
 	n.Lua(t, &comp, `return vim.fn.getcompletion("FidoPlan c", "cmdline")`)
 	assert.Equal(t, []string{"clear"}, comp)
 }

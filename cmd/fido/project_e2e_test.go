@@ -59,7 +59,8 @@ func TestE2ECustomSlashCommand(t *testing.T) {
 	dir := filepath.Join(f.Dir, ".fido", "commands")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	require.NoError(t, f.Command("Fido"))
-	f.WaitFor(t, `require("fido.host").ready()`, 10*time.Second)
+	// The session exists once the host sent its first status (root set).
+	f.WaitFor(t, `require("fido").status().root ~= nil`, 10*time.Second)
 	// Written after the host started: found without a restart.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "greet.md"),
 		[]byte("---\ndescription: Greets someone\nargument-hint: <name>\n---\nSay hello to $1 (all: $ARGUMENTS)\n"), 0o644))
