@@ -90,6 +90,7 @@ func userRequest(text string) Request {
 	}}
 }
 
+//lint:ignore ST1008 the tests read the response, its error and the deltas in this order
 func stream(t *testing.T, p Provider, req Request) (Response, error, *deltaLog) {
 	t.Helper()
 	log := &deltaLog{}

@@ -101,7 +101,7 @@ return require("fido.lsp")[fn](chan, id, arg)`, &st, fn, e.chanID, id, arg)
 		return ctx.Err()
 	case <-timer.C:
 		e.lspCancel(id)
-		return fmt.Errorf("Neovim did not answer the LSP call within %d ms", st.TimeoutMS+int(lspSlack/time.Millisecond))
+		return fmt.Errorf("no answer from Neovim to the LSP call within %d ms", st.TimeoutMS+int(lspSlack/time.Millisecond))
 	}
 }
 

@@ -55,10 +55,7 @@ func TestIgnoreMatchesGit(t *testing.T) {
 	cmd.Dir = ws.Root
 	out, err := cmd.Output()
 	require.NoError(t, err)
-	var want []string
-	for _, p := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
-		want = append(want, p)
-	}
+	want := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
 	sort.Strings(want)
 
 	var mu sync.Mutex

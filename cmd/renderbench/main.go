@@ -41,17 +41,16 @@ func main() {
 }
 
 type result struct {
-	name                 string
-	deltas               int
-	wall                 time.Duration
-	lat                  []time.Duration
-	over16               time.Duration
-	nOver16              int
-	writes               int
-	nvimCPU, hostCPU     float64
-	transcriptOK         bool
-	applyMax             time.Duration
-	transcriptLastLength int
+	name             string
+	deltas           int
+	wall             time.Duration
+	lat              []time.Duration
+	over16           time.Duration
+	nOver16          int
+	writes           int
+	nvimCPU, hostCPU float64
+	transcriptOK     bool
+	applyMax         time.Duration
 }
 
 func (r result) pct(p float64) time.Duration {

@@ -110,7 +110,7 @@ func main() {
 	copies := flag.Int("copies", 3, "copies of GOROOT/src in the tree")
 	runs := flag.Int("runs", 5, "timed runs per tool and query (after one warm-up)")
 	naive := flag.Bool("naive", true, "also time the naive Go baseline (one run per query)")
-	goroot := flag.String("goroot", runtime.GOROOT(), "Go installation whose src is copied")
+	goroot := flag.String("goroot", "", "Go installation whose src is copied (default: go env GOROOT)")
 	flag.Parse()
 
 	rgBin, err := exec.LookPath("rg")
@@ -126,6 +126,14 @@ func main() {
 	}
 	if fdBin == "" {
 		fatal("fd not found: apt-get install -y fd-find")
+	}
+	if *goroot == "" {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "toolbench: go env GOROOT:", err)
+			os.Exit(1)
+		}
+		*goroot = strings.TrimSpace(string(out))
 	}
 	root, err := ensureTree(*dir, *goroot, *copies)
 	if err != nil {

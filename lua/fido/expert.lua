@@ -3,7 +3,8 @@
 local M = {}
 local api = vim.api
 
-local SEPARATOR = "──── Paste the expert's answer below this line. <CR> (normal mode) or :w sends it, q cancels. ────"
+local SEPARATOR =
+  "──── Paste the expert's answer below this line. <CR> (normal mode) or :w sends it, q cancels. ────"
 
 local state = { id = nil, buf = nil, win = nil, on_done = nil }
 
@@ -38,7 +39,11 @@ local function finish(send)
   if send and buf and api.nvim_buf_is_valid(buf) then
     text = M.answer_text(api.nvim_buf_get_lines(buf, 0, -1, false))
     if text == "" then
-      vim.notify("Fido: paste the expert's answer below the line first (q cancels)", vim.log.levels.WARN, { title = "Fido" })
+      vim.notify(
+        "Fido: paste the expert's answer below the line first (q cancels)",
+        vim.log.levels.WARN,
+        { title = "Fido" }
+      )
       state.on_done = cb
       return
     end
@@ -61,7 +66,7 @@ function M.open(question, on_done)
   api.nvim_buf_set_option(buf, "bufhidden", "wipe")
   api.nvim_buf_set_option(buf, "filetype", "markdown")
   pcall(api.nvim_buf_set_name, buf, "fido://expert")
-  local lines = { "Question for a human expert (copied to the \" and + registers):", "" }
+  local lines = { 'Question for a human expert (copied to the " and + registers):', "" }
   vim.list_extend(lines, vim.split(question, "\n", { plain = true }))
   vim.list_extend(lines, { "", SEPARATOR, "" })
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)

@@ -107,8 +107,8 @@ func (r Rule) match(words []word) matchResult {
 	if !r.Exact {
 		return matches
 	}
-	for _, w := range words[len(want):] {
-		if !w.literal {
+	if extra := words[len(want):]; len(extra) > 0 {
+		if !extra[0].literal {
 			return mayMatch
 		}
 		return noMatch
