@@ -27,6 +27,7 @@ var Commands = []Command{
 	{Name: "/sessions", Args: "[delete]", Help: "resume a saved conversation of this workspace; /sessions delete deletes one"},
 	{Name: "/rename", Args: "{title}", Help: "rename the current conversation"},
 	{Name: "/fork", Help: "copy the current conversation into a new one and continue there"},
+	{Name: "/compact", Args: "[instructions]", Help: "replace the older turns with a summary the model writes (the full history stays saved)"},
 	{Name: "/reload-instructions", Help: "re-read AGENTS.md (or CLAUDE.md) into the system message; the provider's cache prefix changes"},
 	{Name: "/help", Help: "list the commands"},
 	{Name: "/quit", Help: "cancel any turn and close Fido's windows"},
@@ -78,6 +79,8 @@ func (s *Session) command(text string) {
 		s.rename(arg)
 	case "/fork":
 		s.fork()
+	case "/compact":
+		s.compactNow(arg)
 	case "/reload-instructions":
 		s.reloadInstructions()
 	case "/help":

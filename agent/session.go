@@ -172,8 +172,10 @@ func (s *Session) budget() int {
 	return s.cfg.ContextBudget
 }
 
+// info is called with s.mu held.
 func (s *Session) info() SessionInfo {
-	return SessionInfo{Model: s.cfg.Model, Reasoning: s.reasoning, Root: s.cfg.Root, Edits: s.edits}
+	return SessionInfo{Model: s.cfg.Model, Reasoning: s.reasoning, Root: s.cfg.Root, Edits: s.edits,
+		ContextUsed: s.contextTokens(s.messages), ContextLimit: s.budget()}
 }
 
 // Messages returns a deep copy of the conversation.
@@ -221,7 +223,7 @@ func (s *Session) Submit(text string) {
 		// Commands that wait for the user run on their own goroutine; the
 		// others run in order with the messages around them, so a message
 		// sent right after /undo revert or /plan clear sees their effect.
-		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" || name == "/sessions" || name == "/rewind" {
+		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" || name == "/sessions" || name == "/rewind" || name == "/compact" {
 			go s.command(text)
 		} else {
 			s.command(text)
@@ -260,9 +262,14 @@ func (s *Session) submitMessage(text string) {
 		s.ui.RestoreDraft(text)
 		return
 	}
-	if fitted, rep, changed := FitBudget(s.messages, s.budget()); changed {
-		s.messages = fitted
-		defer s.ui.Notice(rep.String())
+	// Past the budget, the model summarizes the older turns before this
+	// one (runTurn); with too few turns for that, old parts are shrunk.
+	compact := s.budget() > 0 && s.contextTokens(s.messages) > s.budget() && len(userTurnStarts(s.messages)) > keepRecentTurns
+	if !compact {
+		if fitted, rep, changed := FitBudget(s.messages, s.messageBudget()); changed {
+			s.messages = fitted
+			defer s.ui.Notice(rep.String())
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.running, s.cancel, s.draft = true, cancel, text
@@ -287,13 +294,26 @@ func (s *Session) submitMessage(text string) {
 	if clearBar {
 		s.ui.Subagent(nil)
 	}
-	go s.runTurn(ctx, cancel, text, user, notes, inv, msgs, reasoning, done)
+	go s.runTurn(ctx, cancel, text, user, notes, inv, msgs, reasoning, done, compact)
 }
 
-func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, user Message, notes []string, inv tools.Invocation, msgs []Message, reasoning string, done chan struct{}) {
+// messageBudget is the budget left for the messages once the tool catalog
+// is counted. Called with s.mu held.
+func (s *Session) messageBudget() int {
+	b := s.budget()
+	if b <= 0 {
+		return b
+	}
+	return max(1, b-s.catalogTokens())
+}
+
+func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, user Message, notes []string, inv tools.Invocation, msgs []Message, reasoning string, done chan struct{}, compact bool) {
 	defer close(done)
 	defer cancel() // releases whatever still waits on the turn's context
 	s.event(EvTurnStart)
+	if compact {
+		msgs = s.compactBeforeTurn(ctx, msgs)
+	}
 	s.ui.UserText(text)
 	obs := &sessionObserver{s: s, ctx: ctx}
 	loop := &Loop{
@@ -330,6 +350,7 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	s.mu.Unlock()
 	s.syncLive("end of turn")
 	s.saveSeen()
+	s.ui.Info(s.infoNow())
 	s.logMu.Lock()
 	if s.log != nil {
 		_ = s.log.SetMeta("", "", total.Cost)

@@ -38,6 +38,9 @@ type SessionInfo struct {
 	Root      string
 	// Edits is the edit mode: EditsAuto or EditsReview.
 	Edits string
+	// ContextUsed is the estimated size of the next request (messages and
+	// tool catalog) in tokens; ContextLimit the budget it is kept under.
+	ContextUsed, ContextLimit int
 }
 
 // Level of a user notification.

@@ -59,12 +59,20 @@ type Status struct {
 	Reasoning     string              `msgpack:"reasoning"`
 	Root          string              `msgpack:"root"`
 	Edits         string              `msgpack:"edits"`
+	Context       ContextStatus       `msgpack:"context"`
 	Usage         UsageStatus         `msgpack:"usage"`
 	SubagentUsage UsageStatus         `msgpack:"subagent_usage"`
 	Plan          *plan.Plan          `msgpack:"plan,omitempty"`
 	Subagent      *SubagentStatusView `msgpack:"subagent,omitempty"`
 	// Flushes counts the batches the host sent so far (this one included).
 	Flushes int64 `msgpack:"flushes"`
+}
+
+// ContextStatus is status().context: the estimated size of the next request
+// and the budget it is kept under, in tokens.
+type ContextStatus struct {
+	Used  int `msgpack:"used"`
+	Limit int `msgpack:"limit"`
 }
 
 func usageStatus(u agent.Usage) UsageStatus {
@@ -235,6 +243,7 @@ func (u *UI) Info(i agent.SessionInfo) {
 	u.update(func() {
 		u.status.Model, u.status.Reasoning, u.status.Root = i.Model, i.Reasoning, i.Root
 		u.status.Edits = i.Edits
+		u.status.Context = ContextStatus{Used: i.ContextUsed, Limit: i.ContextLimit}
 		u.dirty = true
 	})
 }

@@ -195,4 +195,10 @@ func TestE2EMessageQueuedWhileWorking(t *testing.T) {
 	require.Len(t, reqs, 2)
 	got := roles(reqs[1])
 	assert.Equal(t, []string{"user:first", "assistant:slow answer", "user:also this"}, got[1:])
+
+	// The context gauge: status().context and `ctx N%` in the statusline.
+	f.WaitFor(t, `require("fido").status().context.limit > 0 and require("fido").status().context.used > 0`, 5*time.Second, `require("fido").status()`)
+	var line string
+	f.Lua(t, &line, `return require("fido").statusline(160)`)
+	assert.Regexp(t, `ctx \d+%`, line)
 }

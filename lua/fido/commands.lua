@@ -19,6 +19,7 @@ M.slash = {
   "/sessions delete",
   "/rename",
   "/fork",
+  "/compact",
   "/reload-instructions",
   "/help",
   "/quit",

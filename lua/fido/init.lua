@@ -158,6 +158,11 @@ function M.statusline_segments()
     { text = "cache " .. tokens(u.cache_read), prio = 5, side = "right" },
     { text = string.format("$%.4f", tonumber(u.cost) or 0), prio = 3, side = "right" },
   })
+  local ctx = st.context or {}
+  if (tonumber(ctx.limit) or 0) > 0 then
+    local pct = math.floor(100 * (tonumber(ctx.used) or 0) / tonumber(ctx.limit) + 0.5)
+    table.insert(segs, { text = string.format("ctx %d%%", pct), prio = 4, side = "right" })
+  end
   local su = st.subagent_usage or {}
   if (tonumber(su.calls) or 0) > 0 then
     table.insert(segs, {
