@@ -10,7 +10,7 @@ NVIM_BIN ?= nvim
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-tools bench-js clean FORCE
+.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-tools bench-js bench-conversations clean FORCE
 
 all: build doc/tags
 
@@ -62,7 +62,7 @@ test: build fmt-check vet
 	@bash scripts/ensure-nvim
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-bench: build bench-render bench-tools bench-js
+bench: build bench-render bench-tools bench-js bench-conversations
 
 bench-render: build
 	$(GO) run ./cmd/renderbench
@@ -75,6 +75,10 @@ bench-tools:
 # One javascript_execute call: each snippet runs in a bin/fido js-worker process.
 bench-js: build
 	$(GO) run ./cmd/jsbench -worker bin/fido
+
+# Loading a saved conversation of 1,000 messages (goal: under 100 ms).
+bench-conversations:
+	$(GO) test -run '^$$' -bench 'ConversationLoad1000' -benchtime 20x ./agent/
 
 clean:
 	rm -rf bin doc/tags

@@ -202,3 +202,56 @@ func TestE2EMessageQueuedWhileWorking(t *testing.T) {
 	f.Lua(t, &line, `return require("fido").statusline(160)`)
 	assert.Regexp(t, `ctx \d+%`, line)
 }
+
+// Two Neovims on one workspace each write only their own conversation: the
+// second finds the newest one open in the first and starts its own; neither
+// file holds the other's messages, and no file holds the API key.
+func TestE2ETwoNeovimsKeepTheirOwnConversations(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	ws := t.TempDir()
+	const key = "sk-or-v1-conversation-secret-0123456789"
+	f1 := startFido(t, state, ws)
+	f1.Lua(t, nil, `vim.env.OPENROUTER_API_KEY = ...`, key)
+	f1.srv.Enqueue(llmtest.Text("one says " + key))
+	require.NoError(t, f1.Command("Fido from the first Neovim"))
+	f1.waitIdleAfter(t, 1)
+
+	f2 := startFido(t, state, ws)
+	f2.Lua(t, nil, `vim.env.OPENROUTER_API_KEY = ...`, key)
+	require.NoError(t, f2.Command("Fido"))
+	f2.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("open in another Fido", 1, true) ~= nil`, 10*time.Second,
+		`vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
+	f2.srv.Enqueue(llmtest.Text("two"))
+	require.NoError(t, f2.Command("Fido from the second Neovim"))
+	f2.waitIdleAfter(t, 1)
+	f1.srv.Enqueue(llmtest.Text("one again"))
+	require.NoError(t, f1.Command("Fido the first goes on"))
+	f1.waitIdleAfter(t, 2)
+
+	assert.NotContains(t, string(f2.srv.Requests()[0].Body), "from the first Neovim")
+	assert.Contains(t, string(f1.srv.Requests()[1].Body), "from the first Neovim")
+	assert.NotContains(t, string(f1.srv.Requests()[1].Body), "from the second Neovim")
+	var files []string
+	require.NoError(t, filepath.Walk(state, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && strings.HasSuffix(p, ".jsonl") {
+			files = append(files, p)
+		}
+		return err
+	}))
+	require.Len(t, files, 2)
+	var first, second int
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), key, "the key never reaches a conversation file")
+		if strings.Contains(string(b), "from the first Neovim") {
+			first++
+			assert.NotContains(t, string(b), "from the second Neovim")
+		}
+		if strings.Contains(string(b), "from the second Neovim") {
+			second++
+		}
+	}
+	assert.Equal(t, 1, first)
+	assert.Equal(t, 1, second)
+}

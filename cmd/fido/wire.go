@@ -140,7 +140,7 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		Undo:          func(n int) []string { return undoLines(undo, n) },
 		UndoRevert:    ws.RevertLast,
 		ContextBudget: cfg.ContextTokens,
-		Conversations: agent.NewConversationStore(filepath.Join(stateDir, "conversations")),
+		Conversations: conversationStore(stateDir),
 		Resume:        cfg.Resume,
 		MissingKey:    missing,
 	})
@@ -164,6 +164,14 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	}
 	logger.Printf("session ready: root=%s model=%s state=%s tools=%v", ws.Root, cfg.Model, stateDir, names)
 	return session, nil
+}
+
+// conversationStore keeps the workspace's conversations; the API keys never
+// reach its files.
+func conversationStore(stateDir string) *agent.ConversationStore {
+	cs := agent.NewConversationStore(filepath.Join(stateDir, "conversations"))
+	cs.Scrub = tools.Redact
+	return cs
 }
 
 // userCommandDirs are the folders of Markdown-defined slash commands, in
