@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fido-nvim/fido/tools/permission"
 )
 
 //go:embed bash_exec.md
@@ -25,11 +26,14 @@ const (
 	bashPromptMaxLines = 40
 )
 
-// The approval choices, in the order the user sees them.
+// The approval choices. The editor lists the least permissive (Deny) first;
+// the "Always" ones carry the command prefix the rule would hold.
 const (
-	BashRunOnce = "Run once"
-	BashAlways  = "Always this session"
-	BashDeny    = "Deny"
+	BashRunOnce         = "Run once"
+	BashDeny            = "Deny"
+	BashDenyWithReason  = "Deny with reason…"
+	BashAlwaysSession   = "Always this session: "
+	BashAlwaysWorkspace = "Always in this workspace: "
 )
 
 // bashQuietEnv makes common tools behave non-interactively: no pagers, no
@@ -45,16 +49,16 @@ var bashQuietEnv = []string{
 	"DEBIAN_FRONTEND=noninteractive",
 }
 
-// BashTool runs a shell command in the workspace root after the user approved it.
-//
-// Approval is session-scoped state of the tool value: when the user picks
-// "Always this session", later calls of the same BashTool run without asking
-// until the process (the Fido session) ends. A new BashTool asks again.
+// BashTool runs a shell command in the workspace root after the user approved
+// it, or without asking when every command in it matches an allow rule
+// (tools/permission: parsed with a real shell parser). A deny rule refuses
+// at once. "Always …" choices add a prefix rule for the session or the
+// workspace; there is no blanket "allow everything".
 type BashTool struct {
 	ws     *Workspace
 	p      Prompter
 	asking chan struct{} // holds one token: one approval prompt at a time
-	always atomic.Bool
+	rules  *Permissions
 	// killGrace is the time between SIGTERM and SIGKILL when stopping the
 	// command's process group.
 	killGrace time.Duration
@@ -64,6 +68,14 @@ type BashTool struct {
 func NewBashTool(ws *Workspace, p Prompter) *BashTool {
 	t := &BashTool{ws: ws, p: p, asking: make(chan struct{}, 1), killGrace: bashKillGrace}
 	t.asking <- struct{}{}
+	t.rules, _ = OpenPermissions("", nil)
+	return t
+}
+
+// WithPermissions makes the tool decide with rules (config, workspace and
+// session rules); without it rules live only as long as the tool.
+func (t *BashTool) WithPermissions(p *Permissions) *BashTool {
+	t.rules = p
 	return t
 }
 
@@ -140,10 +152,14 @@ func (t *BashTool) Run(ctx context.Context, inv Invocation, args json.RawMessage
 	return res, nil
 }
 
-// approve asks the user unless they already allowed every command of this
-// session. ok is false with the result to return when nothing may run.
+// approve decides with the rules and asks the user when they do not
+// decide. ok is false with the result to return when nothing may run.
 func (t *BashTool) approve(ctx context.Context, callID, command string, timeout int) (Result, bool) {
-	if t.always.Load() {
+	d := t.rules.Checker(t.ws.Root).Decide(command)
+	switch d.Verdict {
+	case permission.Refuse:
+		return bashRefusedByRule(*d.Rule), false
+	case permission.Run:
 		return Result{}, true
 	}
 	select {
@@ -152,27 +168,58 @@ func (t *BashTool) approve(ctx context.Context, callID, command string, timeout 
 	case <-ctx.Done():
 		return bashDeclined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
 	}
-	// Another call may have been allowed for the session while this one waited.
-	if t.always.Load() {
+	// A rule added while this call waited may decide it now.
+	d = t.rules.Checker(t.ws.Root).Decide(command)
+	switch d.Verdict {
+	case permission.Refuse:
+		return bashRefusedByRule(*d.Rule), false
+	case permission.Run:
 		return Result{}, true
 	}
-	idx, err := AskQuestion(ctx, t.p, bashQuestion(t.ws.Root, callID, command, timeout), bashPrompt(t.ws.Root, command))
+	q := bashQuestion(t.ws.Root, callID, command, timeout, d.Suggest)
+	idx, err := AskQuestion(ctx, t.p, q, bashPrompt(t.ws.Root, command))
 	if ctx.Err() != nil {
 		return bashDeclined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
 	}
 	if err != nil {
 		return ErrorResult("bash_exec: could not ask the user for approval: %v; nothing was run", err), false
 	}
-	switch idx {
-	case 0:
+	if idx < 0 || idx >= len(q.Items) {
+		return bashDeclined("not approved (prompt dismissed)", "the user dismissed the approval prompt without approving"), false
+	}
+	switch choice := q.Items[idx]; {
+	case choice == BashRunOnce:
 		return Result{}, true
-	case 1:
-		t.always.Store(true)
-		return Result{}, true
-	case 2:
+	case choice == BashDeny:
 		return bashDeclined("denied by the user", "the user denied running this command"), false
+	case choice == BashDenyWithReason:
+		reason, ok, _ := t.p.Input(ctx, "Why not? (the model reads this) ", "")
+		if !ok || strings.TrimSpace(reason) == "" {
+			return bashDeclined("denied by the user", "the user denied running this command"), false
+		}
+		return bashDeclined("denied: "+ShortenTo(reason, 60), "the user denied running this command, saying: "+strings.TrimSpace(reason)), false
+	case strings.HasPrefix(choice, BashAlwaysSession), strings.HasPrefix(choice, BashAlwaysWorkspace):
+		origin := permission.OriginSession
+		if strings.HasPrefix(choice, BashAlwaysWorkspace) {
+			origin = permission.OriginWorkspace
+		}
+		prefix, ok, _ := t.p.Input(ctx, "Allow commands that start with: ", d.Suggest)
+		if ok && strings.TrimSpace(prefix) != "" {
+			if err := t.rules.Add(permission.Rule{Effect: permission.Allow, Command: strings.Join(strings.Fields(prefix), " ")}, origin); err != nil {
+				return ErrorResult("bash_exec: the rule could not be saved (%v); nothing was run", err), false
+			}
+		}
+		// The user approved this command either way.
+		return Result{}, true
 	}
 	return bashDeclined("not approved (prompt dismissed)", "the user dismissed the approval prompt without approving"), false
+}
+
+// bashRefusedByRule is the result of a command a deny rule matched.
+func bashRefusedByRule(r permission.Rule) Result {
+	msg := fmt.Sprintf("refused by the user's rule %q (%s); nothing was run. Do not retry it in another form: continue without it, or ask the user (ask_user).", r.String(), r.Origin)
+	b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": "denied_by_rule", "message": msg}})
+	return Result{Content: string(b), IsError: true, Summary: "refused by rule: " + r.String()}
 }
 
 func bashDeclined(summary, why string) Result {
@@ -184,21 +231,32 @@ func bashDeclined(summary, why string) Result {
 // bashQuestion is the approval question for editors that show the whole
 // command beside the picker: a one-line prompt, the command as sh, its
 // working directory and timeout.
-func bashQuestion(root, callID, command string, timeout int) Question {
+func bashQuestion(root, callID, command string, timeout int, suggest string) Question {
 	prompt := "Run this command? (shown above)"
 	if n := len(strings.Split(strings.TrimRight(command, "\n"), "\n")); n > 1 {
 		prompt = fmt.Sprintf("Run this command? (%d lines, shown above)", n)
 	}
 	return Question{
 		Prompt:         prompt,
-		Items:          []string{BashRunOnce, BashAlways, BashDeny},
-		Safe:           2,
+		Items:          bashChoices(suggest),
+		Safe:           0,
 		Approval:       true,
 		Detail:         strings.TrimRight(command, "\n"),
 		DetailFiletype: "sh",
 		DetailInfo:     []string{"bash_exec in " + root, fmt.Sprintf("timeout %ds", timeout)},
 		CallID:         callID,
 	}
+}
+
+// bashChoices are the approval choices; the "Always" ones name the prefix
+// the rule would hold (edited before it is saved), and are left out when
+// no prefix can be proposed (a computed command name).
+func bashChoices(suggest string) []string {
+	items := []string{BashDeny, BashDenyWithReason, BashRunOnce}
+	if suggest != "" {
+		items = append(items, BashAlwaysSession+suggest, BashAlwaysWorkspace+suggest)
+	}
+	return items
 }
 
 // bashPrompt is the approval question for Prompters without Ask. A very long command is cut for

@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools/permission"
 )
 
 // scriptPrompter records every prompt and answers from a script.
@@ -25,6 +27,7 @@ type scriptPrompter struct {
 	selects []scriptedSelect
 	inputs  []string
 	choose  []int           // Select answers, in order
+	every   string          // when set, Select picks the item with this text, every time
 	typed   []scriptedInput // Input answers, in order
 	err     error           // returned by every prompt when set
 	hold    bool            // Select waits for ctx to end
@@ -46,7 +49,13 @@ func (f *scriptPrompter) Select(ctx context.Context, prompt string, items []stri
 	f.selects = append(f.selects, scriptedSelect{prompt, append([]string(nil), items...)})
 	hold, err := f.hold, f.err
 	var idx = -1
-	if !hold && err == nil {
+	if !hold && err == nil && f.every != "" {
+		for i, it := range items {
+			if it == f.every {
+				idx = i
+			}
+		}
+	} else if !hold && err == nil {
 		if len(f.choose) == 0 {
 			err = errors.New("scriptPrompter: unexpected Select")
 		} else {
@@ -97,11 +106,11 @@ func invokeTool(t testing.TB, ctx context.Context, tool Tool, inv Invocation, ar
 
 var invMain = Invocation{Identity: Identity{Role: RoleMain}}
 
-// approvedBash is a bash_exec whose user allows every command of the session.
+// approvedBash is a bash_exec whose user approves every command ("Run once").
 func approvedBash(t testing.TB) (*BashTool, *Workspace) {
 	t.Helper()
 	ws, _ := testWorkspace(t, nil)
-	return NewBashTool(ws, &scriptPrompter{choose: []int{1}}), ws
+	return NewBashTool(ws, &scriptPrompter{every: BashRunOnce}), ws
 }
 
 func runBash(t testing.TB, tool *BashTool, command string) Result {
@@ -130,6 +139,7 @@ func TestBashExecApproval(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		choose      []int
+		typed       []scriptedInput
 		promptErr   error
 		calls       int
 		wantPrompts int
@@ -137,15 +147,16 @@ func TestBashExecApproval(t *testing.T) {
 		wantSummary string
 		wantContent string
 	}{
-		{name: "run once asks every time", choose: []int{0, 0, 0}, calls: 3, wantPrompts: 3, wantRun: true, wantSummary: "exit 0"},
-		{name: "always stops asking", choose: []int{1}, calls: 3, wantPrompts: 1, wantRun: true, wantSummary: "exit 0"},
-		{name: "deny runs nothing", choose: []int{2, 2}, calls: 2, wantPrompts: 2, wantSummary: "denied by the user", wantContent: "the user denied running this command; nothing was run"},
+		{name: "run once asks every time", choose: []int{2, 2, 2}, calls: 3, wantPrompts: 3, wantRun: true, wantSummary: "exit 0"},
+		{name: "always for the prefix stops asking", choose: []int{3}, typed: []scriptedInput{{"echo", true}}, calls: 3, wantPrompts: 1, wantRun: true, wantSummary: "exit 0"},
+		{name: "deny runs nothing", choose: []int{0, 0}, calls: 2, wantPrompts: 2, wantSummary: "denied by the user", wantContent: "the user denied running this command; nothing was run"},
+		{name: "deny with reason tells the model", choose: []int{1}, typed: []scriptedInput{{"use make instead", true}}, calls: 1, wantPrompts: 1, wantSummary: "denied: use make instead", wantContent: "saying: use make instead"},
 		{name: "dismissal runs nothing", choose: []int{-1}, calls: 1, wantPrompts: 1, wantSummary: "not approved (prompt dismissed)", wantContent: "dismissed the approval prompt"},
 		{name: "prompt failure runs nothing", promptErr: errors.New("no editor connection"), calls: 1, wantPrompts: 1, wantSummary: "could not ask the user for approval: no editor connection", wantContent: "nothing was run"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, _ := testWorkspace(t, nil)
-			fp := &scriptPrompter{choose: tc.choose, err: tc.promptErr}
+			fp := &scriptPrompter{choose: tc.choose, typed: tc.typed, err: tc.promptErr}
 			tool := NewBashTool(ws, fp)
 			for i := range tc.calls {
 				cmd := fmt.Sprintf("echo run >> marker; echo call %d", i)
@@ -162,7 +173,7 @@ func TestBashExecApproval(t *testing.T) {
 			}
 			require.Len(t, fp.selects, tc.wantPrompts)
 			for _, s := range fp.selects {
-				assert.Equal(t, []string{"Run once", "Always this session", "Deny"}, s.Items)
+				assert.Equal(t, []string{"Deny", "Deny with reason…", "Run once", "Always this session: echo", "Always in this workspace: echo"}, s.Items)
 				assert.True(t, strings.HasPrefix(s.Prompt, "Run in "+ws.Root+"?\n$ echo run >> marker; echo call "), s.Prompt)
 			}
 			if tc.wantRun {
@@ -174,16 +185,51 @@ func TestBashExecApproval(t *testing.T) {
 	}
 }
 
-func TestBashExecAlwaysIsPerTool(t *testing.T) {
+// A session rule lives as long as the tool's rules; a workspace rule is
+// saved and read by the next session; a chain with an unmatched command
+// still asks; a deny rule refuses without asking.
+func TestBashExecRules(t *testing.T) {
 	ws, _ := testWorkspace(t, nil)
-	fp := &scriptPrompter{choose: []int{1, 2}}
-	first := NewBashTool(ws, fp)
-	require.False(t, invokeTool(t, context.Background(), first, invMain, map[string]any{"command": "true"}).IsError)
-	second := NewBashTool(ws, fp)
-	res := invokeTool(t, context.Background(), second, invMain, map[string]any{"command": "touch marker"})
-	assert.Equal(t, "denied by the user", res.Summary)
-	assert.Equal(t, 2, fp.selectCount(), "a new tool (a new session) asks again")
+	path := filepath.Join(t.TempDir(), "permissions.json")
+	config := []permission.Rule{{Effect: permission.Deny, Command: "git push"}}
+	rules, notice := OpenPermissions(path, config)
+	require.Empty(t, notice)
+	fp := &scriptPrompter{choose: []int{4}, typed: []scriptedInput{{"true", true}}}
+	tool := NewBashTool(ws, fp).WithPermissions(rules)
+	require.False(t, invokeTool(t, context.Background(), tool, invMain, map[string]any{"command": "true --x"}).IsError)
+
+	again, _ := OpenPermissions(path, config)
+	fp2 := &scriptPrompter{choose: []int{0}}
+	tool2 := NewBashTool(ws, fp2).WithPermissions(again)
+	res := invokeTool(t, context.Background(), tool2, invMain, map[string]any{"command": "true && true"})
+	require.False(t, res.IsError, res.Content)
+	assert.Zero(t, fp2.selectCount(), "the workspace rule holds after a restart")
+
+	res = invokeTool(t, context.Background(), tool2, invMain, map[string]any{"command": "true && touch marker"})
+	assert.Equal(t, "denied by the user", res.Summary, "a chain with an unmatched command asks")
+	assert.Equal(t, 1, fp2.selectCount())
 	assert.NoFileExists(t, filepath.Join(ws.Root, "marker"))
+
+	res = invokeTool(t, context.Background(), tool2, invMain, map[string]any{"command": "git push origin main"})
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, `refused by the user's rule \"deny git push\" (config)`)
+	assert.Equal(t, 1, fp2.selectCount(), "a deny rule refuses without asking")
+
+	removed, err := again.Keep(nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, removed)
+	third, _ := OpenPermissions(path, config)
+	assert.Len(t, third.All(), 1, "only the config rule is left")
+}
+
+func TestPermissionsCorruptFileIsKeptAside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "permissions.json")
+	require.NoError(t, os.WriteFile(path, []byte("{not json"), 0o600))
+	p, notice := OpenPermissions(path, nil)
+	assert.Contains(t, notice, "moved to "+path+".corrupt-")
+	assert.Empty(t, p.All())
+	matches, _ := filepath.Glob(path + ".corrupt-*")
+	assert.Len(t, matches, 1)
 }
 
 func TestBashExecPromptShowsLongCommandsCut(t *testing.T) {

@@ -30,7 +30,7 @@ func (a *askingPrompter) Ask(_ context.Context, q Question) (int, error) {
 // a one-line prompt and Deny as the safe choice.
 func TestBashApprovalAsksWithTheWholeCommand(t *testing.T) {
 	ws, _ := testWorkspace(t, nil)
-	p := &askingPrompter{answer: 2}
+	p := &askingPrompter{answer: 0}
 	tool := NewBashTool(ws, p)
 	cmd := "echo one\necho two\necho three"
 	res, err := tool.Run(context.Background(), Invocation{Identity: Identity{Role: RoleMain}, CallID: "call_9"}, json.RawMessage(`{"command":"echo one\necho two\necho three","timeout":7}`))

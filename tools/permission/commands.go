@@ -19,13 +19,9 @@ var shells = map[string]bool{
 	"fish": true, "csh": true, "tcsh": true, "busybox": true,
 }
 
-// harmless builtins change nothing outside the shell (their redirections
-// are still checked); they need no rule.
-var harmless = map[string]bool{
-	"cd": true, "pushd": true, "popd": true, "pwd": true, "true": true, "false": true,
-	":": true, "test": true, "[": true, "echo": true, "printf": true, "exit": true,
-	"set": true, "shift": true, "wait": true,
-}
+// changesDir are the builtins after which a relative path no longer means
+// the workspace.
+var changesDir = map[string]bool{"cd": true, "pushd": true, "popd": true}
 
 // wrapperSpec says how to read a wrapper's own arguments.
 type wrapperSpec struct {

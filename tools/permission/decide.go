@@ -160,11 +160,9 @@ func (a *analysis) command(ws []word) {
 	case base == "find" && findRuns(ws[1:]):
 		a.ask("find runs or deletes through -exec, -ok or -delete")
 		return
-	case harmless[name.text]:
-		if name.text == "cd" || name.text == "pushd" || name.text == "popd" {
-			a.changesDir = true
-		}
-		return
+	}
+	if changesDir[name.text] {
+		a.changesDir = true
 	}
 	for i := range a.checker.Rules {
 		r := &a.checker.Rules[i]
@@ -278,6 +276,13 @@ func (a *analysis) redirect(r *syntax.Redirect) {
 	}
 	if !a.checker.inside(w.text) {
 		a.ask("writes to %s, outside the workspace", w.text)
+		return
+	}
+	for _, c := range strings.Split(filepath.ToSlash(filepath.Clean(w.text)), "/") {
+		if strings.EqualFold(c, ".git") {
+			a.ask("writes into .git (git's config and hooks can run commands)")
+			return
+		}
 	}
 }
 

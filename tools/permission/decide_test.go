@@ -57,7 +57,8 @@ func TestDecideCommandLines(t *testing.T) {
 		{"go test $(rm -rf ~)", Ask},
 		{"go test `rm -rf ~`", Ask},
 		{"go test <(rm -rf ~)", Ask},
-		{"echo $(git status)", Run},
+		{"echo $(git status)", Ask},
+		{"ls $(git status)", Run},
 		{"f() { rm -rf ~; }; go test", Ask},
 		{"for p in a b; do go test ./$p; done", Run},
 		{"if git diff --quiet; then go test ./...; fi", Run},
@@ -73,6 +74,8 @@ func TestDecideCommandLines(t *testing.T) {
 		{"go test ./... &> /etc/x", Ask},
 		{"go test ./... >& /etc/x", Ask},
 		{"cd /tmp && go test ./... > out.txt", Ask},
+		{"go test ./... > .git/hooks/pre-commit", Ask},
+		{"go test ./... > .GIT/config", Ask},
 		{"cat < /etc/hostname", Run},
 		// What cannot be analysed statically always asks.
 		{"eval go test", Ask},
@@ -118,8 +121,9 @@ func TestDecideCommandLines(t *testing.T) {
 		// Comments, blank input, harmless builtins.
 		{"go test ./... # rm -rf ~", Run},
 		{"# only a comment", Run},
-		{"cd sub && go test ./...", Run},
-		{"echo done > status.txt", Run},
+		{"cd sub && go test ./...", Ask},
+		{"echo done > status.txt", Ask},
+		{"ls > status.txt", Run},
 		{"go test (", Ask},
 	}
 	for _, tc := range cases {

@@ -9,7 +9,9 @@
 // match any of them, and no redirection writes outside the workspace.
 // Whatever the parser cannot decide statically (eval, source, a command name
 // built from an expansion, a shell reading commands from -c or standard
-// input, privilege escalation) always asks. A deny rule refuses at once.
+// input, privilege escalation) always asks, and so does a write into .git.
+// Every command needs a rule, builtins such as cd and echo included. A deny
+// rule refuses at once.
 //
 // The package is pure: it reads no files and starts nothing. Storing rules
 // and asking the user belong to its callers.

@@ -105,15 +105,15 @@ func source(n syntax.Node) string {
 }
 
 // SuggestPrefix proposes the words an "always" rule should hold for a
-// command: its name, plus the subcommand when the second word is one
+// command: its name, plus the subcommand for tools that have them
 // (`go test ./... -run X` → `go test`; `npm run lint` → `npm run lint`;
-// `ls -la` → `ls`).
+// `ls -la` → `ls`; `echo run` → `echo`).
 func SuggestPrefix(ws []word) string {
 	if len(ws) == 0 || !ws[0].literal {
 		return ""
 	}
 	out := []string{ws[0].text}
-	if len(ws) > 1 && isSubcommand(ws[1]) {
+	if len(ws) > 1 && subcommandTools[ws[0].text] && isSubcommand(ws[1]) {
 		out = append(out, ws[1].text)
 		if runners[ws[0].text] && ws[1].text == "run" && len(ws) > 2 && isSubcommand(ws[2]) {
 			out = append(out, ws[2].text)
@@ -143,6 +143,18 @@ func SuggestFor(line string) string {
 		return out == ""
 	})
 	return out
+}
+
+// subcommandTools take a subcommand as their first word (git status, go
+// test); a rule for them should name it.
+var subcommandTools = map[string]bool{
+	"go": true, "git": true, "npm": true, "pnpm": true, "yarn": true, "bun": true, "deno": true,
+	"cargo": true, "rustup": true, "make": true, "just": true, "docker": true, "podman": true,
+	"kubectl": true, "helm": true, "gh": true, "pip": true, "pip3": true, "uv": true, "poetry": true,
+	"dotnet": true, "mvn": true, "gradle": true, "terraform": true, "systemctl": true, "apt": true,
+	"apt-get": true, "brew": true, "nix": true, "bundle": true, "rake": true, "mix": true, "stack": true,
+	"cabal": true, "zig": true, "swift": true, "composer": true, "conda": true, "tox": true,
+	"nox": true, "dune": true, "opam": true, "ninja": true, "cmake": true, "meson": true, "bazel": true,
 }
 
 // runners take a script name after `run` (npm run lint).

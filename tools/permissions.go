@@ -1,0 +1,197 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/permission"
+)
+
+// maxPermissionsFile bounds the workspace rules file read back.
+const maxPermissionsFile = 1 << 20
+
+// Permissions holds the command rules bash_exec decides with: the user's
+// from setup() (config), the workspace's (saved in the state directory) and
+// this session's. It is safe for concurrent use; workspace rules are read
+// again under the state lock before every change, so two Neovims on one
+// workspace never lose each other's rules.
+type Permissions struct {
+	mu        sync.Mutex
+	path      string // "" keeps workspace rules in memory only
+	config    []permission.Rule
+	workspace []permission.Rule
+	session   []permission.Rule
+}
+
+type permissionsFile struct {
+	Version int               `json:"version"`
+	Rules   []permission.Rule `json:"rules"`
+}
+
+// OpenPermissions loads the workspace rules at path (missing: none). A
+// corrupt file is moved aside and reported in notice, never silently
+// emptied. config are the user's rules from setup().
+func OpenPermissions(path string, config []permission.Rule) (*Permissions, string) {
+	p := &Permissions{path: path}
+	for _, r := range config {
+		r.Origin = permission.OriginConfig
+		p.config = append(p.config, r)
+	}
+	if path == "" {
+		return p, ""
+	}
+	var notice string
+	_ = WithStateLock(path, func() error {
+		rules, err := p.readLocked()
+		if err != nil {
+			notice = err.Error()
+		}
+		p.workspace = rules
+		return nil
+	})
+	return p, notice
+}
+
+// readLocked reads the workspace rules; a corrupt file is moved aside.
+func (p *Permissions) readLocked() ([]permission.Rule, error) {
+	data, err := confined.ReadPath(p.path, maxPermissionsFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var f permissionsFile
+	if err == nil {
+		err = json.Unmarshal(data, &f)
+	}
+	if err == nil {
+		for _, r := range f.Rules {
+			if verr := r.Validate(); verr != nil {
+				err = verr
+				break
+			}
+		}
+	}
+	if err != nil {
+		aside := p.path + ".corrupt-" + time.Now().UTC().Format("20060102T150405")
+		if rerr := os.Rename(p.path, aside); rerr != nil {
+			return nil, fmt.Errorf("the workspace's command rules %s are unreadable (%v) and could not be moved aside (%v); no workspace rules apply", p.path, err, rerr)
+		}
+		return nil, fmt.Errorf("the workspace's command rules were unreadable (%v); the file was moved to %s and no workspace rules apply", err, aside)
+	}
+	for i := range f.Rules {
+		f.Rules[i].Origin = permission.OriginWorkspace
+	}
+	return f.Rules, nil
+}
+
+// update re-reads the workspace rules under the lock, applies change and
+// writes them back atomically.
+func (p *Permissions) update(change func([]permission.Rule) []permission.Rule) error {
+	if p.path == "" {
+		p.workspace = change(p.workspace)
+		return nil
+	}
+	return WithStateLock(p.path, func() error {
+		cur, err := p.readLocked()
+		if err != nil {
+			return err
+		}
+		next := change(cur)
+		b, err := json.MarshalIndent(permissionsFile{Version: 1, Rules: next}, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := WriteStateFile(p.path, b, 0o600); err != nil {
+			return err
+		}
+		p.workspace = next
+		return nil
+	})
+}
+
+// Add stores a rule for the session or the workspace.
+func (p *Permissions) Add(r permission.Rule, origin permission.Origin) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	r.Origin = origin
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if origin == permission.OriginSession {
+		p.session = appendRule(p.session, r)
+		return nil
+	}
+	return p.update(func(rs []permission.Rule) []permission.Rule { return appendRule(rs, r) })
+}
+
+func appendRule(rs []permission.Rule, r permission.Rule) []permission.Rule {
+	for _, have := range rs {
+		if have.Effect == r.Effect && have.Command == r.Command && have.Exact == r.Exact {
+			return rs
+		}
+	}
+	return append(rs, r)
+}
+
+// All lists every rule with its origin: config, workspace, session.
+func (p *Permissions) All() []permission.Rule {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.path != "" {
+		_ = WithStateLock(p.path, func() error {
+			if rs, err := p.readLocked(); err == nil {
+				p.workspace = rs
+			}
+			return nil
+		})
+	}
+	out := append([]permission.Rule(nil), p.config...)
+	out = append(out, p.workspace...)
+	return append(out, p.session...)
+}
+
+// Keep removes every session and workspace rule not in keep (the lines
+// left in the /permissions buffer); config rules stay, they live in setup().
+func (p *Permissions) Keep(keep []permission.Rule) (removed int, err error) {
+	has := func(r permission.Rule) bool {
+		for _, k := range keep {
+			if k.Effect == r.Effect && k.Command == r.Command && k.Exact == r.Exact && k.Origin == r.Origin {
+				return true
+			}
+		}
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var session []permission.Rule
+	for _, r := range p.session {
+		if has(r) {
+			session = append(session, r)
+		} else {
+			removed++
+		}
+	}
+	p.session = session
+	err = p.update(func(rs []permission.Rule) []permission.Rule {
+		var out []permission.Rule
+		for _, r := range rs {
+			if has(r) {
+				out = append(out, r)
+			} else {
+				removed++
+			}
+		}
+		return out
+	})
+	return removed, err
+}
+
+// Checker decides command lines in root against every rule.
+func (p *Permissions) Checker(root string) permission.Checker {
+	return permission.Checker{Root: root, Rules: p.All()}
+}
