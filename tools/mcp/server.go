@@ -454,4 +454,3 @@ func (t *tailBuffer) Tail() string {
 	}
 	return out
 }
-
