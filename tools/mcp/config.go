@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -214,9 +215,25 @@ func describeJSONError(b []byte, err error) string {
 		return fmt.Sprintf("line %d, column %d: %s", line, col, se.Error())
 	case errors.As(err, &te):
 		line, col := position(b, te.Offset)
-		return fmt.Sprintf("line %d, column %d: %s must be %s, not %s", line, col, te.Field, te.Type.Kind(), te.Value)
+		return fmt.Sprintf("line %d, column %d: %s must be %s, not %s", line, col, te.Field, jsonKind(te.Type.Kind()), te.Value)
 	}
 	return oneLine(err)
+}
+
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	}
+	return k.String()
 }
 
 func position(b []byte, off int64) (line, col int) {
