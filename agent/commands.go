@@ -62,7 +62,11 @@ func (s *Session) command(text string) {
 	case "/help":
 		var b strings.Builder
 		b.WriteString("commands:")
-		for _, c := range Commands {
+		list := Commands
+		if s.cfg.Commands != nil {
+			list = append(append([]Command(nil), Commands...), s.cfg.Commands.Commands()...)
+		}
+		for _, c := range list {
 			fmt.Fprintf(&b, "\n  %s %s — %s", c.Name, c.Args, c.Help)
 		}
 		s.ui.Notice(b.String())
@@ -70,6 +74,10 @@ func (s *Session) command(text string) {
 		s.Cancel()
 		s.ui.Quit()
 	default:
+		if s.cfg.Commands != nil && s.cfg.Commands.Handles(name) {
+			go s.cfg.Commands.Run(name, arg)
+			return
+		}
 		s.ui.Error(fmt.Sprintf("unknown command %s; /help lists the commands", name))
 	}
 }

@@ -46,6 +46,10 @@ type SessionConfig struct {
 	MissingKey string
 	// MaxIterations bounds model calls per turn (default 20).
 	MaxIterations int
+	// Catalog, when set, adds per-conversation tools (MCP) after Registry's.
+	Catalog ToolCatalog
+	// Commands, when set, adds slash commands (/mcp …).
+	Commands CommandSet
 	// ContextBudget is the estimated token size above which older parts of
 	// the conversation are shrunk before a turn (0: DefaultContextBudget,
 	// negative: never).
@@ -72,6 +76,7 @@ type Session struct {
 	done      chan struct{}
 	subShown  bool
 	closed    bool
+	reg       *tools.Registry // this conversation's tools; nil until its first request
 }
 
 // NewSession builds the system prompt once and, when a plan was saved,
@@ -209,7 +214,7 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	s.ui.UserText(text)
 	obs := &sessionObserver{s: s, ctx: ctx}
 	loop := &Loop{
-		Provider: s.cfg.Provider, Registry: s.cfg.Registry, Model: s.cfg.Model, Reasoning: reasoning,
+		Provider: s.cfg.Provider, Registry: s.conversationTools(ctx), Model: s.cfg.Model, Reasoning: reasoning,
 		MaxIterations: s.cfg.MaxIterations,
 		Invocation:    tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}},
 		Observer:      obs,

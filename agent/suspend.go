@@ -132,6 +132,7 @@ func (s *Session) recall() {
 	}
 	s.messages = restored
 	s.pending = nil
+	s.reg = nil // another conversation: it fixes its own tool catalog
 	s.mu.Unlock()
 	s.ui.Notice(fmt.Sprintf("recalled %q (%d messages); the workspace plan is unchanged", snaps[idx].Description, len(restored)))
 }
