@@ -40,7 +40,9 @@ type testCommands struct {
 func (c *testCommands) Commands() []Command {
 	return []Command{{Name: "/mcp", Args: "[reload]", Help: "MCP servers"}}
 }
-func (c *testCommands) Handles(name string) bool { return name == "/mcp" || strings.HasPrefix(name, "/mcp:") }
+func (c *testCommands) Handles(name string) bool {
+	return name == "/mcp" || strings.HasPrefix(name, "/mcp:")
+}
 func (c *testCommands) Run(name, arg string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
