@@ -342,3 +342,23 @@ func TestProjectServersWaitForTrust(t *testing.T) {
 	_, err := os.Stat(filepath.Join(state, trustFile))
 	assert.NoError(t, err)
 }
+
+func TestPromptsAsCommands(t *testing.T) {
+	ts := newTestServer()
+	m, _ := startTest(t, ts, Options{}, &fakePrompter{})
+	m.Catalog(context.Background()) // waits for the server
+	ps := m.Prompts()
+	require.Len(t, ps, 1)
+	assert.Equal(t, "/mcp:t:review", ps[0].Command())
+	assert.Equal(t, []string{"file"}, ps[0].Args)
+	text, err := m.GetPrompt(context.Background(), "/mcp:t:review", []string{"main.go"})
+	require.NoError(t, err)
+	assert.Equal(t, "Please review main.go", text)
+	_, err = m.GetPrompt(context.Background(), "/mcp:t:review", nil)
+	assert.ErrorContains(t, err, "/mcp:t:review needs file: /mcp:t:review <file>")
+	_, err = m.GetPrompt(context.Background(), "/mcp:t:nope", nil)
+	assert.ErrorContains(t, err, `no prompt "nope"`)
+	_, err = m.GetPrompt(context.Background(), "/mcp:x:review", nil)
+	assert.ErrorContains(t, err, `no MCP server "x"`)
+	assert.Equal(t, []string{"t (setup): ready with 6 tools, 1 prompts"}, m.StatusLines())
+}
