@@ -13,6 +13,8 @@ M.defaults = {
   input_height = 3,
   plan = { min_width = 60, width = 0.35, auto_show = true },
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
+  -- MCP servers: name -> { command, args, env, cwd } or { url, headers }
+  mcp = { servers = {}, auto_approve = {}, start_timeout_ms = 5000, call_timeout_ms = 60000 },
 }
 
 -- name -> { types, check (optional), description }
@@ -52,6 +54,24 @@ local schema = {
   },
   plan = { { "table" } },
   log_file = { { "string", "nil" } },
+  mcp = { { "table" } },
+}
+
+local function whole_ms(v)
+  return v >= 0 and v == math.floor(v)
+end
+
+local mcp_schema = {
+  servers = { { "table" } },
+  auto_approve = { { "table" } },
+  start_timeout_ms = { { "number" }, whole_ms, "a whole number of milliseconds ≥ 0" },
+  call_timeout_ms = {
+    { "number" },
+    function(v)
+      return whole_ms(v) and v > 0
+    end,
+    "a whole number of milliseconds > 0",
+  },
 }
 
 local plan_schema = {
@@ -107,6 +127,10 @@ function M.resolve(opts)
   check("", opts, schema, errs)
   if type(opts.plan) == "table" then
     check("plan.", opts.plan, plan_schema, errs)
+  end
+  if type(opts.mcp) == "table" then
+    check("mcp.", opts.mcp, mcp_schema, errs)
+    require("fido.mcp").check_servers(opts.mcp.servers, errs)
   end
   if #errs > 0 then
     table.sort(errs)

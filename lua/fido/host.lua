@@ -96,6 +96,7 @@ local function env()
     OPENROUTER_API_KEY = cfg.api_key,
     FIDO_REASONING = cfg.reasoning,
   }
+  map.FIDO_MCP_CONFIG = require("fido.mcp").config_json(cfg.mcp)
   for k, v in pairs(map) do
     if v ~= nil and v ~= "" then
       e[k] = v

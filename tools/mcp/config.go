@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,8 +56,8 @@ type Options struct {
 
 // setupJSON is what Lua passes in FIDO_MCP_CONFIG: setup({ mcp = … }) as JSON.
 type setupJSON struct {
-	Servers        map[string]serverJSON `json:"servers"`
-	AutoApprove    []string              `json:"auto_approve"`
+	Servers        luaMap[serverJSON] `json:"servers"`
+	AutoApprove    luaList            `json:"auto_approve"`
 	StartTimeoutMS *int                  `json:"start_timeout_ms"`
 	CallTimeoutMS  *int                  `json:"call_timeout_ms"`
 }
@@ -65,15 +66,37 @@ type setupJSON struct {
 type serverJSON struct {
 	Type    string            `json:"type"`
 	Command string            `json:"command"`
-	Args    []string          `json:"args"`
-	Env     map[string]string `json:"env"`
+	Args    luaList           `json:"args"`
+	Env     luaMap[string]    `json:"env"`
 	Cwd     string            `json:"cwd"`
 	URL     string            `json:"url"`
-	Headers map[string]string `json:"headers"`
+	Headers luaMap[string]    `json:"headers"`
+}
+
+// Lua's JSON encoder writes an empty table as {} or [] alike: luaList and
+// luaMap accept either when empty.
+type luaList []string
+
+func (l *luaList) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "{}" {
+		*l = nil
+		return nil
+	}
+	return json.Unmarshal(b, (*[]string)(l))
+}
+
+type luaMap[V any] map[string]V
+
+func (m *luaMap[V]) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "[]" {
+		*m = nil
+		return nil
+	}
+	return json.Unmarshal(b, (*map[string]V)(m))
 }
 
 type fileJSON struct {
-	MCPServers map[string]serverJSON `json:"mcpServers"`
+	MCPServers luaMap[serverJSON] `json:"mcpServers"`
 }
 
 // ParseSetup reads the setup() options (JSON text; empty means none).
@@ -117,7 +140,7 @@ func LoadFile(path, source string, getenv func(string) string) ([]ServerConfig, 
 
 // convert checks each entry and expands ${VAR}; a broken entry is reported
 // and left out, the others are kept.
-func convert(m map[string]serverJSON, source, file string, getenv func(string) string) ([]ServerConfig, error) {
+func convert(m luaMap[serverJSON], source, file string, getenv func(string) string) ([]ServerConfig, error) {
 	names := make([]string, 0, len(m))
 	for n := range m {
 		names = append(names, n)
@@ -177,7 +200,7 @@ func expand(s string, getenv func(string) string) string {
 	})
 }
 
-func expandMap(m map[string]string, getenv func(string) string) map[string]string {
+func expandMap(m luaMap[string], getenv func(string) string) map[string]string {
 	if len(m) == 0 {
 		return nil
 	}

@@ -371,7 +371,7 @@ func (s *server) close() {
 		go func() { _ = sess.Close(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(2 * time.Second):
+		case <-time.After(300 * time.Millisecond): // the host is ending: do not wait long
 		}
 	}
 	endGroup(cmd)

@@ -154,7 +154,7 @@ func TestConfigFiles(t *testing.T) {
 	wrong := filepath.Join(dir, "wrong.json")
 	require.NoError(t, os.WriteFile(wrong, []byte(`{"mcpServers": {"x": {"command": "a", "args": "not a list"}}}`), 0o644))
 	_, err = LoadFile(wrong, SourceUser, env)
-	assert.ErrorContains(t, err, "line 1, column 59: mcpServers.args must be a list, not string")
+	assert.ErrorContains(t, err, "mcpServers.args must be a list, not string")
 
 	none, err := LoadFile(filepath.Join(dir, "absent.json"), SourceUser, env)
 	assert.NoError(t, err)
@@ -170,8 +170,16 @@ func TestConfigFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, DefaultStartTimeout, def.StartTimeout)
 	assert.Equal(t, DefaultCallTimeout, def.CallTimeout)
-	_, err = ParseSetup(`{"servers": []}`, env)
+	_, err = ParseSetup(`{"servers": 5}`, env)
 	assert.ErrorContains(t, err, "setup({ mcp = … })")
+	// What Lua's encoder writes for empty tables.
+	lua, err := ParseSetup(`{"servers":{"s":{"command":"x","args":{},"env":[],"headers":{}}},"auto_approve":{}}`, env)
+	require.NoError(t, err)
+	assert.Equal(t, "x", lua.Servers[0].Command)
+	assert.Empty(t, lua.Servers[0].Args)
+	empty, err := ParseSetup(`{"servers":[],"auto_approve":[]}`, env)
+	require.NoError(t, err)
+	assert.Empty(t, empty.Servers)
 
 	merged, shadowed := Merge(opts.Servers, []ServerConfig{{Name: "s", File: "mcp.json"}, {Name: "u", File: "mcp.json"}})
 	assert.Len(t, merged, 2)
