@@ -52,7 +52,8 @@ func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logg
 		ui.Error("MCP configuration: " + p)
 		logger.Printf("mcp config: %s", p)
 	}
-	m := mcp.New(mcp.Config{
+	var m *mcp.Manager
+	m = mcp.New(mcp.Config{
 		Options:  opts,
 		Root:     root,
 		StateDir: stateDir,
@@ -64,6 +65,15 @@ func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logg
 				return
 			}
 			ui.Notice(msg)
+		},
+		OnState: func() {
+			if st, ok := ui.(interface{ MCPState(lines, failed, commands []string) }); ok && m != nil {
+				var commands []string
+				for _, p := range m.Prompts() {
+					commands = append(commands, p.Command())
+				}
+				st.MCPState(m.StatusLines(), m.Failed(), commands)
+			}
 		},
 	})
 	m.Start(ui)

@@ -3,10 +3,19 @@ local M = {}
 
 -- Slash commands (the host's agent.Commands; a test keeps them in step).
 M.slash = { "/plan", "/plan clear", "/suspend", "/recall", "/undo", "/undo revert", "/reasoning", "/help", "/quit" }
+-- MCP commands, then the servers' prompts as the host reports them.
+vim.list_extend(M.slash, { "/mcp", "/mcp reload", "/mcp trust reset" })
+
+--- Every slash command, the MCP prompt commands included.
+function M.all_slash()
+  local out = vim.list_extend({}, M.slash)
+  return vim.list_extend(out, require("fido.mcp").state.commands or {})
+end
 local sub = {
   ["/plan"] = { "clear" },
   ["/undo"] = { "revert" },
   ["/reasoning"] = { "minimal", "low", "medium", "high", "default" },
+  ["/mcp"] = { "reload", "trust reset" },
 }
 
 local function starts(s, prefix)
@@ -33,7 +42,7 @@ function M.complete_fido(arglead, cmdline)
     return out
   end
   local out = {}
-  for _, c in ipairs(M.slash) do
+  for _, c in ipairs(M.all_slash()) do
     if not c:find(" ") and starts(c, arglead) then
       table.insert(out, c)
     end

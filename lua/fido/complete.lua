@@ -8,7 +8,7 @@ local function candidates(base)
   end
   if base:sub(1, 1) == "/" then
     local out = {}
-    for _, c in ipairs(require("fido.commands").slash) do
+    for _, c in ipairs(require("fido.commands").all_slash()) do
       if c:sub(1, #base) == base then
         table.insert(out, c)
       end

@@ -123,6 +123,10 @@ function M.statusline()
   local label = state == "idle" and "● idle" or (spinner[spin.frame] .. " " .. state)
   -- %< at the start: a narrow window loses the model name first, never the totals.
   local left = " %<" .. table.concat(parts, " · ") .. "  " .. esc(label)
+  local mcp_marker = require("fido.mcp").marker()
+  if mcp_marker ~= "" then
+    left = left .. "  " .. mcp_marker
+  end
   local right = string.format(
     "%d calls · in %s · out %s · cache %s · $%.4f",
     tonumber(u.calls) or 0,

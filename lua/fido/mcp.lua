@@ -2,8 +2,9 @@
 -- the servers' state the host pushes (for :checkhealth and the statusline).
 local M = {}
 
--- Pushed by the host: { servers = { "name (source): state …", … }, failed = { names } }.
-M.state = { servers = {}, failed = {} }
+-- Pushed by the host: { servers = { "name (source): state …", … },
+-- failed = { names }, commands = { "/mcp:<server>:<prompt>", … } }.
+M.state = { servers = {}, failed = {}, commands = {} }
 
 --- Adds a message to errs for each malformed server entry.
 function M.check_servers(servers, errs)
@@ -66,8 +67,8 @@ function M.config_json(mcp)
 end
 
 --- Called by the host when a server's state changes.
-function M.set_state(servers, failed)
-  M.state = { servers = servers or {}, failed = failed or {} }
+function M.set_state(servers, failed, commands)
+  M.state = { servers = servers or {}, failed = failed or {}, commands = commands or {} }
   pcall(vim.cmd, "redrawstatus!")
 end
 

@@ -87,6 +87,7 @@ func (m *Manager) Start(p tools.Prompter) {
 	m.mu.Lock()
 	m.prompter = p
 	m.mu.Unlock()
+	defer m.changedState()
 	var project []*server
 	for _, s := range m.servers {
 		if s.cfg.Source == SourceProject {
@@ -172,9 +173,10 @@ func (m *Manager) ResetTrust() error { return m.trust.set(trustUnset) }
 
 // changedState tells the UI a state changed and, when a conversation's
 // catalog is already fixed, that new tools wait for /mcp reload.
+// It runs the callback on its own goroutine: callers may hold a server's lock.
 func (m *Manager) changedState() {
 	if m.cfg.OnState != nil {
-		m.cfg.OnState()
+		go m.cfg.OnState()
 	}
 }
 
