@@ -67,7 +67,9 @@ func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logg
 			ui.Notice(msg)
 		},
 		OnState: func() {
-			if st, ok := ui.(interface{ MCPState(lines, failed, commands []string) }); ok && m != nil {
+			if st, ok := ui.(interface {
+				MCPState(lines, failed, commands []string)
+			}); ok && m != nil {
 				var commands []string
 				for _, p := range m.Prompts() {
 					commands = append(commands, p.Command())

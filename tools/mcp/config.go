@@ -58,19 +58,19 @@ type Options struct {
 type setupJSON struct {
 	Servers        luaMap[serverJSON] `json:"servers"`
 	AutoApprove    luaList            `json:"auto_approve"`
-	StartTimeoutMS *int                  `json:"start_timeout_ms"`
-	CallTimeoutMS  *int                  `json:"call_timeout_ms"`
+	StartTimeoutMS *int               `json:"start_timeout_ms"`
+	CallTimeoutMS  *int               `json:"call_timeout_ms"`
 }
 
 // serverJSON covers both the setup() shape and the mcpServers file shape.
 type serverJSON struct {
-	Type    string            `json:"type"`
-	Command string            `json:"command"`
-	Args    luaList           `json:"args"`
-	Env     luaMap[string]    `json:"env"`
-	Cwd     string            `json:"cwd"`
-	URL     string            `json:"url"`
-	Headers luaMap[string]    `json:"headers"`
+	Type    string         `json:"type"`
+	Command string         `json:"command"`
+	Args    luaList        `json:"args"`
+	Env     luaMap[string] `json:"env"`
+	Cwd     string         `json:"cwd"`
+	URL     string         `json:"url"`
+	Headers luaMap[string] `json:"headers"`
 }
 
 // Lua's JSON encoder writes an empty table as {} or [] alike: luaList and
