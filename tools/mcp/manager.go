@@ -107,17 +107,25 @@ func (m *Manager) Start(p tools.Prompter) {
 	case trustNever:
 		m.setState(project, StateNeverTrust, "this workspace is set to never start its .mcp.json servers (/mcp trust reset)")
 	default:
-		m.setState(project, StateUntrusted, "waiting for the trust question")
-		if p != nil {
-			go m.askTrust(p, project)
+		if p == nil {
+			m.setState(project, StateUntrusted, "not trusted yet")
+			return
 		}
+		// While the question is open, a conversation's first request waits
+		// for the answer (bounded by the start timeout) as for a server starting.
+		for _, s := range project {
+			s.mu.Lock()
+			s.state, s.reason, s.asking = StateUntrusted, "waiting for the answer to the trust question", true
+			s.mu.Unlock()
+		}
+		go m.askTrust(p, project)
 	}
 }
 
 func (m *Manager) setState(list []*server, st State, reason string) {
 	for _, s := range list {
 		s.mu.Lock()
-		s.state, s.reason = st, reason
+		s.state, s.reason, s.asking = st, reason, false
 		select {
 		case <-s.ready:
 		default:
@@ -155,8 +163,12 @@ func (m *Manager) askTrust(p tools.Prompter, project []*server) {
 			m.cfg.Notify("MCP trust could not be saved: "+err.Error(), true)
 		}
 		for _, s := range project {
+			s.mu.Lock()
+			s.state, s.reason, s.asking = StateStarting, "", false
+			s.mu.Unlock()
 			go s.startBounded()
 		}
+		m.changedState()
 	case 2:
 		if err := m.trust.set(trustNever); err != nil {
 			m.cfg.Notify("MCP trust could not be saved: "+err.Error(), true)
@@ -183,7 +195,9 @@ func (m *Manager) changedState() {
 // serverReady is called when a server has come up.
 func (m *Manager) serverReady(s *server, n int) {
 	m.mu.Lock()
-	late := m.snapshots > 0 && !m.closed
+	s.mu.Lock()
+	late := m.snapshots > 0 && !m.closed && !s.inCatalog
+	s.mu.Unlock()
 	if late {
 		m.pendingNew = true
 	}
@@ -211,7 +225,7 @@ func (m *Manager) Catalog(ctx context.Context) ([]tools.Tool, []string) {
 	defer deadline.Stop()
 	for _, s := range m.servers {
 		s.mu.Lock()
-		ready, starting := s.ready, s.state == StateStarting
+		ready, starting := s.ready, s.state == StateStarting || s.asking
 		s.mu.Unlock()
 		if !starting {
 			continue
@@ -222,18 +236,20 @@ func (m *Manager) Catalog(ctx context.Context) ([]tools.Tool, []string) {
 		case <-ctx.Done():
 		}
 	}
+	// m.mu is held while collecting (lock order: m.mu, then a server's),
+	// so serverReady sees either this catalog with the server in it, or none.
 	var entries []catalogEntry
+	m.mu.Lock()
 	for _, s := range m.servers {
 		s.mu.Lock()
 		if s.state == StateReady || s.state == StateCrashed {
 			for _, t := range s.tools {
 				entries = append(entries, catalogEntry{server: s, tool: t})
 			}
-			s.changed = false
+			s.changed, s.inCatalog = false, true
 		}
 		s.mu.Unlock()
 	}
-	m.mu.Lock()
 	m.snapshots++
 	m.pendingNew = false
 	m.mu.Unlock()

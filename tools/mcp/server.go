@@ -38,18 +38,20 @@ type server struct {
 	cfg ServerConfig
 	m   *Manager
 
-	mu       sync.Mutex
-	state    State
-	reason   string
-	session  *sdk.ClientSession
-	cmd      *exec.Cmd
-	tools    []*sdk.Tool
-	prompts  []*sdk.Prompt
-	changed  bool // the tool list changed since the last catalog
-	restarts int
-	closing  bool
-	ready    chan struct{} // closed when the current start finished
-	stderr   *tailBuffer
+	mu        sync.Mutex
+	state     State
+	reason    string
+	session   *sdk.ClientSession
+	cmd       *exec.Cmd
+	tools     []*sdk.Tool
+	prompts   []*sdk.Prompt
+	changed   bool // the tool list changed since the last catalog
+	restarts  int
+	closing   bool
+	asking    bool          // the trust question is open
+	inCatalog bool          // a conversation's catalog holds this server's tools
+	ready     chan struct{} // closed when the current start finished
+	stderr    *tailBuffer
 }
 
 func newServer(m *Manager, cfg ServerConfig) *server {
