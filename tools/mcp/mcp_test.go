@@ -362,3 +362,29 @@ func TestPromptsAsCommands(t *testing.T) {
 	assert.ErrorContains(t, err, `no MCP server "x"`)
 	assert.Equal(t, []string{"t (setup): ready with 6 tools, 1 prompts"}, m.StatusLines())
 }
+
+// slowPrompter answers after a delay, as a user reading the question does.
+type slowPrompter struct {
+	fakePrompter
+	delay time.Duration
+}
+
+func (p *slowPrompter) Select(ctx context.Context, prompt string, items []string) (int, error) {
+	time.Sleep(p.delay)
+	return p.fakePrompter.Select(ctx, prompt, items)
+}
+
+// The first request waits (bounded) for an open trust question, so a server
+// trusted right at start is in the first conversation's catalog.
+func TestFirstCatalogWaitsForTheTrustAnswer(t *testing.T) {
+	ts := newTestServer()
+	n := &notes{}
+	m := New(Config{Options: Options{StartTimeout: 3 * time.Second, Servers: []ServerConfig{{Name: "proj", Command: "x", Source: SourceProject}}},
+		Root: t.TempDir(), StateDir: t.TempDir(), Transport: ts.transport, Notify: n.add})
+	m.Start(&slowPrompter{fakePrompter: fakePrompter{answers: []string{TrustStart}}, delay: 200 * time.Millisecond})
+	t.Cleanup(m.Close)
+	list, _ := m.Catalog(context.Background())
+	assert.Len(t, list, 5)
+	time.Sleep(100 * time.Millisecond)
+	assert.NotContains(t, n.all(), "join at /mcp reload", "no late-server notice for a server in the catalog")
+}
