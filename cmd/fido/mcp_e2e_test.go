@@ -179,3 +179,24 @@ end`)
 	assert.Contains(t, f.transcript(t), "restarted 1×")
 	assert.NotContains(t, f.transcript(t), "join at /mcp reload", "the server was in the first catalog")
 }
+
+// A server that cannot start: a broken config file is one error line, the
+// good server from setup() still gets its state reported, the failed one shows
+// in /mcp, in :checkhealth fido and as a statusline marker.
+func TestE2EMCPFailedServerIsVisible(t *testing.T) {
+	f := startFido(t, t.TempDir())
+	cfgHome := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(cfgHome, "fido"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(cfgHome, "fido", "mcp.json"), []byte(`{"mcpServers": {`), 0o644))
+	f.Lua(t, nil, `vim.env.XDG_CONFIG_HOME = ...`, cfgHome)
+	f.Lua(t, nil, `require("fido").setup({ mcp = { servers = { ghost = { command = ... } } } })`, filepath.Join(t.TempDir(), "no-such-server"))
+	require.NoError(t, f.Command("Fido /mcp"))
+	f.WaitFor(t, `#require("fido.mcp").state.failed == 1`, 10*time.Second, `require("fido.mcp").state`)
+	f.WaitFor(t, `require("fido").statusline():find("MCP✗", 1, true) ~= nil`, 5*time.Second, `require("fido").statusline()`)
+	tr := f.transcript(t)
+	assert.Contains(t, tr, filepath.Join(cfgHome, "fido", "mcp.json")+": not valid MCP configuration JSON")
+	var health string
+	f.Lua(t, &health, `vim.cmd("checkhealth fido") return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")`)
+	assert.Contains(t, health, "ghost (setup): failed")
+	assert.Contains(t, health, "mcp.json")
+}
