@@ -3,8 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +19,6 @@ import (
 type testServer struct {
 	srv       *sdk.Server
 	cancelled chan string // the slow tool reports how its call ended
-	calls     sync.Map    // tool name -> *int32 calls
 	mu        sync.Mutex
 	sessions  []*sdk.ServerSession
 }
@@ -179,6 +176,3 @@ func catalogRegistry(t *testing.T, m *Manager) *tools.Registry {
 	}
 	return r
 }
-
-var _ = fmt.Sprintf
-var _ = os.Getenv
