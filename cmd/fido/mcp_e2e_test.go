@@ -178,6 +178,14 @@ end`)
 		5*time.Second, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
 	assert.Contains(t, f.transcript(t), "restarted 1×")
 	assert.NotContains(t, f.transcript(t), "join at /mcp reload", "the server was in the first catalog")
+
+	// A server prompt is a slash command (completed), arguments by position;
+	// its text goes to the model as the user's message.
+	assert.True(t, f.Bool(t, `vim.tbl_contains(require("fido.commands").all_slash(), "/mcp:everything:args-prompt")`))
+	f.srv.Enqueue(llmtest.Text("Sunny."))
+	require.NoError(t, f.Command("Fido /mcp:everything:args-prompt Paris France"))
+	f.waitIdleAfter(t, 12)
+	assert.Equal(t, "What's weather in Paris, France?", last(11))
 }
 
 // A server that cannot start: a broken config file is one error line, the
