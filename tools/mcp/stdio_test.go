@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,6 +38,13 @@ func TestMain(m *testing.M) {
 				os.Exit(3)
 				return nil, nil, nil
 			})
+		if pidFile := os.Getenv("FIDO_MCP_TEST_GRANDCHILD"); pidFile != "" {
+			// A child of the server that outlives nothing on its own.
+			sleep := exec.Command("sleep", "30")
+			if sleep.Start() == nil {
+				_ = os.WriteFile(pidFile, []byte(strconv.Itoa(sleep.Process.Pid)), 0o644)
+			}
+		}
 		fmt.Fprintln(os.Stderr, "child server started")
 		_ = srv.Run(context.Background(), &sdk.StdioTransport{})
 		os.Exit(0)
@@ -186,4 +196,28 @@ func TestConfigFiles(t *testing.T) {
 	require.Len(t, shadowed, 1)
 	assert.Contains(t, shadowed[0], `server "s" is already defined`)
 	_ = json.Valid
+}
+
+// Ending the manager (the host ending) ends the server's whole process group,
+// children it started included.
+func TestCloseEndsTheServersProcessGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	cfg := childServer(t, map[string]string{"FIDO_MCP_TEST_GRANDCHILD": pidFile})
+	m := New(Config{Options: Options{Servers: []ServerConfig{cfg}}, Root: t.TempDir(), StateDir: t.TempDir()})
+	m.Start(nil)
+	list, _ := m.Catalog(context.Background())
+	require.NotEmpty(t, list)
+	var pid int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid > 0
+	}, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, syscall.Kill(pid, 0), "the grandchild runs")
+	m.Close()
+	assert.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 5*time.Second, 20*time.Millisecond,
+		"the grandchild ended with the group")
 }
