@@ -388,3 +388,19 @@ func TestFirstCatalogWaitsForTheTrustAnswer(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	assert.NotContains(t, n.all(), "join at /mcp reload", "no late-server notice for a server in the catalog")
 }
+
+// An error the server answers (here: a tool it no longer has) is a plain
+// tool error at once; the server stays ready.
+func TestServerAnsweredErrorIsNotACrash(t *testing.T) {
+	ts := newTestServer()
+	m, _ := startTest(t, ts, Options{AutoApprove: []string{"t/*"}}, &fakePrompter{})
+	r := catalogRegistry(t, m)
+	ts.srv.RemoveTools("write")
+	start := time.Now()
+	res := invoke(t, r, mainInv, "mcp__t__write", `{"text":"x"}`)
+	assert.Less(t, time.Since(start), 400*time.Millisecond)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, "MCP server t:")
+	assert.NotContains(t, res.Content, "crashed")
+	assert.Equal(t, StateReady, m.Status()[0].State)
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -50,6 +51,7 @@ type server struct {
 	closing   bool
 	asking    bool          // the trust question is open
 	inCatalog bool          // a conversation's catalog holds this server's tools
+	sessDone  chan struct{} // closed when the current session's connection ended
 	ready     chan struct{} // closed when the current start finished
 	stderr    *tailBuffer
 }
@@ -106,7 +108,8 @@ func (s *server) start(ctx context.Context) {
 	s.session, s.cmd, s.tools, s.prompts = sess, cmd, tools, prompts
 	s.state, s.reason = StateReady, ""
 	s.m.logf("mcp %s: ready with %d tools", s.cfg.Name, len(tools))
-	go s.watch(sess)
+	s.sessDone = make(chan struct{})
+	go s.watch(sess, s.sessDone)
 	if s.restarts == 0 {
 		go s.m.serverReady(s, len(tools))
 	}
@@ -122,8 +125,9 @@ func (s *server) describe(err error) string {
 }
 
 // watch notices a connection that ended without Fido closing it.
-func (s *server) watch(sess *sdk.ClientSession) {
+func (s *server) watch(sess *sdk.ClientSession, done chan struct{}) {
 	err := sess.Wait()
+	close(done)
 	s.mu.Lock()
 	if s.session != sess || s.closing {
 		s.mu.Unlock()
@@ -277,10 +281,14 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*s
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	done := s.sessDone
+	s.mu.Unlock()
 	res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
-	if err != nil && ctx.Err() == nil && (errors.Is(err, sdk.ErrConnectionClosed) || sessionGone(sess)) {
-		// Give the exit a moment to be noticed and stderr to arrive.
-		waitClosed(sess, 500*time.Millisecond)
+	var wire *jsonrpc.Error
+	// An error the server answered means it is alive; any other (EOF, a
+	// closed connection) is a crash once the connection is seen to end.
+	if err != nil && ctx.Err() == nil && !errors.As(err, &wire) && closedWithin(done, 500*time.Millisecond) {
 		s.mu.Lock()
 		if s.session == sess {
 			endGroup(s.cmd)
@@ -300,14 +308,18 @@ func (e *crashError) Error() string {
 	return fmt.Sprintf("MCP server %s crashed: %s", e.server, e.reason)
 }
 
-func sessionGone(sess *sdk.ClientSession) bool { return waitClosed(sess, 0) }
-
-// waitClosed reports whether the session's connection ends within d.
-func waitClosed(sess *sdk.ClientSession, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { _ = sess.Wait(); close(done) }()
+// closedWithin reports whether done is closed within d (at once when d is 0).
+func closedWithin(done chan struct{}, d time.Duration) bool {
+	if done == nil {
+		return false
+	}
 	if d == 0 {
-		d = time.Millisecond
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
 	}
 	select {
 	case <-done:
