@@ -201,8 +201,9 @@ func TestE2EMCPFailedServerIsVisible(t *testing.T) {
 	require.NoError(t, f.Command("Fido /mcp"))
 	f.WaitFor(t, `#require("fido.mcp").state.failed == 1`, 10*time.Second, `require("fido.mcp").state`)
 	f.WaitFor(t, `require("fido").statusline():find("MCP✗", 1, true) ~= nil`, 5*time.Second, `require("fido").statusline()`)
-	tr := f.transcript(t)
-	assert.Contains(t, tr, filepath.Join(cfgHome, "fido", "mcp.json")+": not valid MCP configuration JSON")
+	want := strconv.Quote(filepath.Join(cfgHome, "fido", "mcp.json") + ": not valid MCP configuration JSON")
+	f.WaitFor(t, `table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find(`+want+`, 1, true) ~= nil`,
+		5*time.Second, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
 	var health string
 	f.Lua(t, &health, `vim.cmd("checkhealth fido") return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")`)
 	assert.Contains(t, health, "ghost (setup): failed")

@@ -45,6 +45,10 @@ type Manager struct {
 	pendingNew bool // a server came up or changed after the last catalog
 	closed     bool
 	prompter   tools.Prompter
+
+	stateMu      sync.Mutex // guards the OnState worker
+	stateDirty   bool
+	stateRunning bool
 }
 
 // New builds the manager; nothing starts before Start.
@@ -185,11 +189,33 @@ func (m *Manager) ResetTrust() error { return m.trust.set(trustUnset) }
 
 // changedState tells the UI a state changed and, when a conversation's
 // catalog is already fixed, that new tools wait for /mcp reload.
-// It runs the callback on its own goroutine: callers may hold a server's lock.
+// The callback runs on one goroutine at a time (callers may hold a server's
+// lock), coalesced, and always once more after the newest change, so the
+// last state reported is the current one.
 func (m *Manager) changedState() {
-	if m.cfg.OnState != nil {
-		go m.cfg.OnState()
+	if m.cfg.OnState == nil {
+		return
 	}
+	m.stateMu.Lock()
+	defer m.stateMu.Unlock()
+	m.stateDirty = true
+	if m.stateRunning {
+		return
+	}
+	m.stateRunning = true
+	go func() {
+		for {
+			m.stateMu.Lock()
+			if !m.stateDirty {
+				m.stateRunning = false
+				m.stateMu.Unlock()
+				return
+			}
+			m.stateDirty = false
+			m.stateMu.Unlock()
+			m.cfg.OnState()
+		}
+	}()
 }
 
 // serverReady is called when a server has come up.

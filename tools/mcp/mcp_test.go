@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -403,4 +404,26 @@ func TestServerAnsweredErrorIsNotACrash(t *testing.T) {
 	assert.Contains(t, res.Content, "MCP server t:")
 	assert.NotContains(t, res.Content, "crashed")
 	assert.Equal(t, StateReady, m.Status()[0].State)
+}
+
+// The editor hears of every state change, the last report being the current
+// state (here: a server that could not start).
+func TestStateChangesAreReported(t *testing.T) {
+	var mu sync.Mutex
+	var seen [][]string
+	var m *Manager
+	m = New(Config{Options: Options{Servers: []ServerConfig{{Name: "nope", Command: filepath.Join(t.TempDir(), "missing"), Source: SourceSetup}}},
+		Root: t.TempDir(), StateDir: t.TempDir(),
+		OnState: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, m.Failed())
+		}})
+	m.Start(nil)
+	t.Cleanup(m.Close)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) > 0 && len(seen[len(seen)-1]) == 1
+	}, 3*time.Second, 10*time.Millisecond)
 }

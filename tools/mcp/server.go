@@ -98,6 +98,7 @@ func (s *server) start(ctx context.Context) {
 		}
 		s.state, s.reason = StateFailed, s.describe(err)
 		s.m.logf("mcp %s: failed: %s", s.cfg.Name, s.reason)
+		s.m.changedState()
 		return
 	}
 	if s.closing {
