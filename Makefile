@@ -1,18 +1,27 @@
-# Fido for Neovim. `make` builds bin/fido; `make run` starts Neovim with Fido
-# on this directory; `make test` runs vet, gofmt and every test with -race;
-# `make bench` measures rendering and tool speed against naive code, rg and fd;
-# `make lint` runs staticcheck, the go.mod tidiness check, gofmt, StyLua and
-# the darwin/windows cross-builds (tools come from scripts/ensure-tools).
+# Fido for Neovim. `make` builds bin/fido and doc/tags; `make run` starts
+# Neovim with Fido on this directory; `make test` runs vet, gofmt and every
+# test with -race; `make bench` measures rendering and tool speed against
+# naive code, rg and fd, and the cost of one
+# javascript_execute call; `make lint` runs staticcheck, the go.mod tidiness
+# check, gofmt, StyLua and the darwin/windows cross-builds (tools come from
+# scripts/ensure-tools).
 GO      ?= go
 NVIM_BIN ?= nvim
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-tools clean FORCE
+.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-tools bench-js clean FORCE
 
-all: build
+all: build doc/tags
 
 build: bin/fido
+
+# :help fido needs the tags file; without nvim the plugin runs :helptags on
+# its own doc folder the first time it loads.
+doc/tags: doc/fido.txt
+	@if command -v $(NVIM_BIN) >/dev/null; then \
+	  $(NVIM_BIN) --headless --clean -c 'helptags doc' -c 'qa!' && echo "doc/tags"; \
+	else echo "doc/tags: no $(NVIM_BIN); the plugin generates it on first load"; fi
 
 bin/fido: FORCE
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/fido ./cmd/fido
@@ -21,7 +30,7 @@ bin/fido: FORCE
 #   make -C ~/src/fido run RUN_DIR=$PWD
 RUN_DIR ?= $(CURDIR)
 
-run: build
+run: build doc/tags
 	@bash scripts/ensure-nvim
 	cd "$(RUN_DIR)" && $(NVIM_BIN) --cmd "set rtp^=$(CURDIR)" \
 	  -c "lua require('fido').setup({ binary = '$(CURDIR)/bin/fido' })" -c "Fido"
@@ -53,7 +62,7 @@ test: build fmt-check vet
 	@bash scripts/ensure-nvim
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-bench: build bench-render bench-tools
+bench: build bench-render bench-tools bench-js
 
 bench-render: build
 	$(GO) run ./cmd/renderbench
@@ -63,5 +72,9 @@ bench-tools:
 	  { echo "make bench needs ripgrep and fd-find: apt-get install -y ripgrep fd-find"; exit 1; }
 	$(GO) run ./cmd/toolbench
 
+# One javascript_execute call: each snippet runs in a bin/fido js-worker process.
+bench-js: build
+	$(GO) run ./cmd/jsbench -worker bin/fido
+
 clean:
-	rm -rf bin
+	rm -rf bin doc/tags

@@ -20,7 +20,14 @@ var Commands = []Command{
 	{Name: "/suspend", Args: "[description]", Help: "save this conversation as a snapshot"},
 	{Name: "/recall", Help: "restore a saved snapshot (the workspace plan is kept)"},
 	{Name: "/undo", Args: "[revert]", Help: "show the mutation log; /undo revert undoes Fido's newest change"},
+	{Name: "/rewind", Help: "go back to before one of your messages: the conversation, Fido's file changes, or both"},
+	{Name: "/edits", Args: "[auto|review]", Help: "show or set the edit mode: review shows each file change and asks first"},
 	{Name: "/reasoning", Args: "[minimal|low|medium|high|default]", Help: "show or set the reasoning effort"},
+	{Name: "/new", Help: "start a new conversation (the current one stays saved)"},
+	{Name: "/sessions", Args: "[delete]", Help: "resume a saved conversation of this workspace; /sessions delete deletes one"},
+	{Name: "/rename", Args: "{title}", Help: "rename the current conversation"},
+	{Name: "/fork", Help: "copy the current conversation into a new one and continue there"},
+	{Name: "/reload-instructions", Help: "re-read AGENTS.md (or CLAUDE.md) into the system message; the provider's cache prefix changes"},
 	{Name: "/help", Help: "list the commands"},
 	{Name: "/quit", Help: "cancel any turn and close Fido's windows"},
 }
@@ -46,6 +53,10 @@ func (s *Session) command(text string) {
 		}
 	case "/reasoning":
 		s.setReasoning(arg)
+	case "/edits":
+		s.setEdits(arg)
+	case "/rewind":
+		s.rewind()
 	case "/suspend":
 		s.suspend(arg)
 	case "/recall":
@@ -59,6 +70,16 @@ func (s *Session) command(text string) {
 		default:
 			s.ui.Error(fmt.Sprintf("/undo: unknown argument %q (use /undo or /undo revert)", arg))
 		}
+	case "/new":
+		s.newConversation()
+	case "/sessions":
+		s.sessions(arg)
+	case "/rename":
+		s.rename(arg)
+	case "/fork":
+		s.fork()
+	case "/reload-instructions":
+		s.reloadInstructions()
 	case "/help":
 		var b strings.Builder
 		b.WriteString("commands:")
@@ -69,6 +90,12 @@ func (s *Session) command(text string) {
 		for _, c := range list {
 			fmt.Fprintf(&b, "\n  %s %s — %s", c.Name, c.Args, c.Help)
 		}
+		if cmds, _ := s.userCommands(); len(cmds) > 0 {
+			b.WriteString("\nyour commands (.fido/commands, ~/.config/fido/commands, .claude/commands):")
+			for _, c := range cmds {
+				fmt.Fprintf(&b, "\n  /%s %s — %s", c.Name, c.ArgumentHint, c.Description)
+			}
+		}
 		s.ui.Notice(b.String())
 	case "/quit":
 		s.Cancel()
@@ -78,8 +105,59 @@ func (s *Session) command(text string) {
 			go s.cfg.Commands.Run(name, arg)
 			return
 		}
+		cmds, _ := s.userCommands()
+		for _, c := range cmds {
+			if "/"+c.Name == name {
+				s.submitMessage(c.Expand(arg))
+				return
+			}
+		}
 		s.ui.Error(fmt.Sprintf("unknown command %s; /help lists the commands", name))
 	}
+}
+
+// SlashCommands lists the built-in commands and then the user's own, for
+// completion.
+func (s *Session) SlashCommands() []Command {
+	out := append([]Command(nil), Commands...)
+	cmds, _ := s.userCommands()
+	for _, c := range cmds {
+		out = append(out, Command{Name: "/" + c.Name, Args: c.ArgumentHint, Help: c.Description})
+	}
+	if s.cfg.Commands != nil {
+		out = append(out, s.cfg.Commands.Commands()...)
+	}
+	return out
+}
+
+func (s *Session) userCommands() ([]UserCommand, []string) {
+	if s.cfg.UserCommands == nil {
+		return nil, nil
+	}
+	return s.cfg.UserCommands()
+}
+
+// reloadInstructions rebuilds the system message from the instruction files
+// as they are now. It changes messages[0], so it says that the provider's
+// cache prefix starts over.
+func (s *Session) reloadInstructions() {
+	sys := s.cfg.SystemPrompt()
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		s.ui.Error("/reload-instructions: a turn is running; wait for it or cancel it first")
+		return
+	}
+	changed := len(s.messages) > 0 && s.messages[0].Content != sys
+	if changed {
+		s.messages[0] = Message{Role: RoleSystem, Content: sys}
+	}
+	s.mu.Unlock()
+	if !changed {
+		s.ui.Notice("instructions unchanged; the system message stays as it was")
+		return
+	}
+	s.ui.Notice("instructions reloaded into the system message; the provider's cache prefix changes, so the next request is read without cache")
 }
 
 func (s *Session) setReasoning(arg string) {

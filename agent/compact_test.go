@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,4 +103,36 @@ func TestConfigFromEnvDefaults(t *testing.T) {
 	assert.Equal(t, DefaultModel, c.Model)
 	assert.Equal(t, DefaultBaseURL, c.BaseURL)
 	assert.Equal(t, "/s", c.StateRoot)
+	assert.Equal(t, DefaultIdleTimeout, c.IdleTimeout)
+	assert.Empty(t, c.Warnings)
+}
+
+func TestConfigIdleTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		env  string
+		want time.Duration
+		warn bool
+	}{
+		{"90s", 90 * time.Second, false},
+		{"500ms", 500 * time.Millisecond, false},
+		{"30", 30 * time.Second, false},
+		{"1.5", 1500 * time.Millisecond, false},
+		{"0", DefaultIdleTimeout, true},
+		{"-3s", DefaultIdleTimeout, true},
+		{"soon", DefaultIdleTimeout, true},
+	} {
+		c := ConfigFromEnv(func(k string) string {
+			if k == "FIDO_IDLE_TIMEOUT" {
+				return tt.env
+			}
+			return ""
+		})
+		assert.Equal(t, tt.want, c.IdleTimeout, tt.env)
+		if tt.warn {
+			require.Len(t, c.Warnings, 1, tt.env)
+			assert.Contains(t, c.Warnings[0], "FIDO_IDLE_TIMEOUT")
+		} else {
+			assert.Empty(t, c.Warnings, tt.env)
+		}
+	}
 }

@@ -3,10 +3,12 @@ package agent
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/adrg/xdg"
 )
@@ -30,6 +32,21 @@ type Config struct {
 	StateRoot string
 	// ContextTokens is the context budget (FIDO_CONTEXT_TOKENS; 0 = default).
 	ContextTokens int
+	// Resume continues the workspace's newest conversation at start
+	// (FIDO_RESUME: "last", the default, or "new").
+	Resume bool
+	// Edits is the initial edit mode (FIDO_EDITS: auto or review).
+	Edits string
+	// ConfigDir holds the user's own Fido files: AGENTS.md, commands/
+	// (<XDG config home>/fido).
+	ConfigDir string
+	// IdleTimeout ends a model stream that sent no data for this long
+	// (FIDO_IDLE_TIMEOUT: a Go duration such as "90s" or "500ms", or a
+	// number of seconds; default DefaultIdleTimeout).
+	IdleTimeout time.Duration
+	// Warnings are problems with the environment worth showing the user
+	// (the value was ignored and the default used).
+	Warnings []string
 }
 
 // ConfigFromEnv resolves the configuration from environment variables.
@@ -42,12 +59,21 @@ func ConfigFromEnv(getenv func(string) string) Config {
 		TavilyKey: strings.TrimSpace(getenv("TAVILY_API_KEY")),
 		TavilyURL: strings.TrimSpace(getenv("FIDO_TAVILY_URL")),
 		StateRoot: strings.TrimSpace(getenv("FIDO_STATE_DIR")),
+		Edits:     strings.TrimSpace(getenv("FIDO_EDITS")),
 	}
 	if c.Model == "" {
 		c.Model = DefaultModel
 	}
 	if n, err := strconv.Atoi(strings.TrimSpace(getenv("FIDO_CONTEXT_TOKENS"))); err == nil && n > 0 {
 		c.ContextTokens = n
+	}
+	c.IdleTimeout = DefaultIdleTimeout
+	if v := strings.TrimSpace(getenv("FIDO_IDLE_TIMEOUT")); v != "" {
+		if d, ok := parseTimeout(v); ok {
+			c.IdleTimeout = d
+		} else {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("FIDO_IDLE_TIMEOUT=%q is not a positive duration (e.g. 90s, 2m, or seconds); using %s", v, shortDuration(DefaultIdleTimeout)))
+		}
 	}
 	if c.BaseURL == "" {
 		c.BaseURL = DefaultBaseURL
@@ -58,11 +84,24 @@ func ConfigFromEnv(getenv func(string) string) Config {
 	if c.StateRoot == "" {
 		c.StateRoot = filepath.Join(xdg.StateHome, "fido")
 	}
+	c.Resume = strings.TrimSpace(getenv("FIDO_RESUME")) != "new"
+	c.ConfigDir = filepath.Join(xdg.ConfigHome, "fido")
 	return c
 }
 
+// parseTimeout reads a positive Go duration or a number of seconds.
+func parseTimeout(v string) (time.Duration, bool) {
+	if d, err := time.ParseDuration(v); err == nil {
+		return d, d > 0
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs > 0 && secs < 1e9 {
+		return time.Duration(secs * float64(time.Second)), true
+	}
+	return 0, false
+}
+
 // MissingKeyMessage is the one line shown when no API key is configured.
-const MissingKeyMessage = "OPENROUTER_API_KEY is not set: export OPENROUTER_API_KEY=sk-or-… before starting Neovim, or pass require(\"fido\").setup({ api_key = … })"
+const MissingKeyMessage = "OPENROUTER_API_KEY is not set: export OPENROUTER_API_KEY=sk-or-… before starting Neovim, or pass require(\"fido\").setup({ api_key_cmd = { \"pass\", \"show\", \"openrouter\" } }) (or api_key = …)"
 
 var nonSlug = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 

@@ -165,6 +165,18 @@ func (u *recUI) AskExpert(ctx context.Context, question string) (string, bool, e
 
 func (u *recUI) Quit() { u.add("quit") }
 
+func (u *recUI) OpenReview(v ReviewView) {
+	u.add("review %d files %d hunks", len(v.Files), len(v.Items))
+}
+
+func (u *recUI) ShowEdit(title, diff string) {
+	if diff == "" {
+		u.add("edit closed")
+		return
+	}
+	u.add("edit %s\n%s", title, diff)
+}
+
 func (u *recUI) has(prefix string) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()

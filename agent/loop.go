@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fido-nvim/fido/tools"
 )
@@ -42,6 +43,19 @@ type Loop struct {
 	// Invocation is who runs the tools (main agent, or a subagent at depth 1).
 	Invocation tools.Invocation
 	Observer   Observer
+	// Recorder, when set, is told of every complete message the turn adds,
+	// in order, and of each tool call before it starts (the conversation
+	// log saves them as they happen).
+	Recorder Recorder
+}
+
+// Recorder receives a turn's complete messages as they are added.
+type Recorder interface {
+	// Message is an assistant message or a tool result; res is the tool's
+	// result for a tool message (nil otherwise).
+	Message(m Message, res *tools.Result)
+	// ToolStarted is called right before a tool runs.
+	ToolStarted(call ToolCall)
 }
 
 type forkKey struct{}
@@ -71,6 +85,7 @@ func (l *Loop) Run(ctx context.Context, msgs []Message) ([]Message, error) {
 		limit = MaxIterations
 	}
 	conv := append([]Message(nil), msgs...)
+	seen := toolCallIDs(conv)
 	var specs []tools.Spec
 	if l.Registry != nil {
 		specs = l.Registry.Specs()
@@ -94,10 +109,14 @@ func (l *Loop) Run(ctx context.Context, msgs []Message) ([]Message, error) {
 		am.Role = RoleAssistant
 		calls := append([]ToolCall(nil), am.ToolCalls...)
 		for i := range am.ToolCalls {
-			if am.ToolCalls[i].ID == "" {
-				am.ToolCalls[i].ID = "call_" + randomHex(8)
+			// Strict providers reject a history with an empty or repeated
+			// call id, so every id is made unique within the conversation;
+			// the result below answers the call under its new id.
+			if id := am.ToolCalls[i].ID; id == "" || seen[id] {
+				am.ToolCalls[i].ID = uniqueCallID(seen)
 				calls[i].ID = am.ToolCalls[i].ID
 			}
+			seen[am.ToolCalls[i].ID] = true
 			// Providers may reject a history whose arguments are not JSON; the
 			// tool result still quotes what the model sent.
 			if !json.Valid([]byte(am.ToolCalls[i].Arguments)) {
@@ -105,15 +124,24 @@ func (l *Loop) Run(ctx context.Context, msgs []Message) ([]Message, error) {
 			}
 		}
 		conv = append(conv, am)
+		l.record(am, nil)
 		if len(calls) == 0 {
 			return conv, nil
 		}
 		for _, call := range calls {
 			if ctx.Err() != nil {
-				conv = append(conv, ToolMessage(call, `{"error":"not run: the turn was cancelled"}`))
+				res := tools.Result{Content: `{"error":"not run: the turn was cancelled"}`, Summary: "not run", IsError: true}
+				m := ToolMessage(call, res.Content)
+				conv = append(conv, m)
+				l.record(m, &res)
 				continue
 			}
-			conv = append(conv, l.runTool(ctx, obs, &conv, call))
+			if l.Recorder != nil {
+				l.Recorder.ToolStarted(call)
+			}
+			m, res := l.runTool(ctx, obs, conv, call)
+			conv = append(conv, m)
+			l.record(m, &res)
 		}
 		if err := ctx.Err(); err != nil {
 			return conv, err
@@ -122,7 +150,25 @@ func (l *Loop) Run(ctx context.Context, msgs []Message) ([]Message, error) {
 	return conv, fmt.Errorf("%w (%d)", ErrMaxIterations, limit)
 }
 
-func (l *Loop) runTool(ctx context.Context, obs Observer, conv *[]Message, call ToolCall) Message {
+// cancelledToolResult answers a call whose tool was still running when the
+// turn was cancelled; whatever the tool returns later is dropped.
+const cancelledToolResult = `{"error":"cancelled: the turn was cancelled while this tool was running; its result was dropped and its effects, if any, are unknown: check before relying on them"}`
+
+// cancelGrace is how long a cancelled turn waits for a running tool's own
+// result before answering its call with cancelledToolResult.
+const cancelGrace = 300 * time.Millisecond
+
+// runTool runs one call. The tool runs on its own goroutine so that a
+// cancelled turn ends at once even when a tool is stuck (e.g. in a system
+// call that ignores its context): the call is then answered with
+// cancelledToolResult and the tool's late result is dropped.
+func (l *Loop) record(m Message, res *tools.Result) {
+	if l.Recorder != nil {
+		l.Recorder.Message(m, res)
+	}
+}
+
+func (l *Loop) runTool(ctx context.Context, obs Observer, conv []Message, call ToolCall) (Message, tools.Result) {
 	args := json.RawMessage(call.Arguments)
 	summary := call.Name
 	if l.Registry != nil {
@@ -131,15 +177,53 @@ func (l *Loop) runTool(ctx context.Context, obs Observer, conv *[]Message, call 
 	obs.ToolCall(call, summary)
 	inv := l.Invocation
 	inv.CallID = call.ID
-	tctx := context.WithValue(ctx, forkKey{}, func() []Message { return CloneMessages(*conv) })
+	// conv is this call's view of the conversation; the loop only appends
+	// after it, so an abandoned tool reading it never races with the loop.
+	tctx := context.WithValue(ctx, forkKey{}, func() []Message { return CloneMessages(conv) })
+	done := make(chan tools.Result, 1)
+	go func() {
+		if l.Registry == nil {
+			done <- tools.ErrorResult("unknown tool %q: no tools are available", call.Name)
+			return
+		}
+		done <- l.Registry.Invoke(tctx, inv, call.Name, args)
+	}()
 	var res tools.Result
-	if l.Registry == nil {
-		res = tools.ErrorResult("unknown tool %q: no tools are available", call.Name)
-	} else {
-		res = l.Registry.Invoke(tctx, inv, call.Name, args)
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		// A tool that honours its context answers within the grace period
+		// with its own words (e.g. the delegate's cancelled result).
+		grace := time.NewTimer(cancelGrace)
+		select {
+		case res = <-done:
+		case <-grace.C:
+			res = tools.Result{Content: cancelledToolResult, Summary: "cancelled", IsError: true}
+		}
+		grace.Stop()
 	}
 	obs.ToolResult(call, res)
-	return ToolMessage(call, res.Content)
+	return ToolMessage(call, res.Content), res
+}
+
+// toolCallIDs is the set of tool-call ids the assistant messages of msgs use.
+func toolCallIDs(msgs []Message) map[string]bool {
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			seen[c.ID] = true
+		}
+	}
+	return seen
+}
+
+// uniqueCallID mints a call id not in seen.
+func uniqueCallID(seen map[string]bool) string {
+	for {
+		if id := "call_" + randomHex(8); !seen[id] {
+			return id
+		}
+	}
 }
 
 // ToolMessage is the tool-role answer to call.

@@ -155,3 +155,74 @@ func TestCloneMessagesIsDeep(t *testing.T) {
 	assert.Equal(t, "a", in[0].ToolCalls[0].Name)
 	assert.Equal(t, `[1]`, string(in[0].ReasoningDetails))
 }
+
+func TestLoopMakesDuplicateToolCallIDsUnique(t *testing.T) {
+	echo := &echoTool{name: "echo"}
+	// The provider repeats "dup" within one answer and reuses "old", an id
+	// already in the history.
+	p := (&scriptProvider{}).
+		add(callTools(ToolCall{ID: "dup", Name: "echo", Arguments: `{"text":"one"}`},
+			ToolCall{ID: "dup", Name: "echo", Arguments: `{"text":"two"}`},
+			ToolCall{ID: "old", Name: "echo", Arguments: `{"text":"three"}`})).
+		add(answer("done"))
+	history := []Message{
+		{Role: RoleSystem, Content: "sys"},
+		{Role: RoleUser, Content: "before"},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "old", Name: "echo", Arguments: `{"text":"x"}`}}},
+		{Role: RoleTool, ToolCallID: "old", Name: "echo", Content: "x"},
+		{Role: RoleUser, Content: "hi"},
+	}
+	out, err := (&Loop{Provider: p, Registry: newRegistry(t, echo)}).Run(context.Background(), history)
+	require.NoError(t, err)
+	require.Len(t, out, 10)
+	calls := out[5].ToolCalls
+	require.Len(t, calls, 3)
+	ids := map[string]bool{"old": true}
+	for _, c := range calls {
+		assert.False(t, ids[c.ID], "id %q is used twice in the conversation", c.ID)
+		ids[c.ID] = true
+	}
+	assert.Equal(t, "dup", calls[0].ID, "the first use of an id is kept")
+	// Each result is still paired with its own call.
+	for i, want := range []string{"one", "two", "three"} {
+		assert.Equal(t, calls[i].ID, out[6+i].ToolCallID)
+		assert.Equal(t, want, out[6+i].Content)
+	}
+	assertValidHistory(t, out)
+	// The next request carries the unique ids.
+	reqs := p.reqs()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, calls, reqs[1].Messages[5].ToolCalls)
+}
+
+func TestLoopCancelDoesNotWaitForAStuckTool(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{})
+	// The tool ignores its context, as one stuck in a system call would.
+	stuck := &echoTool{name: "stuck", onRun: func(context.Context) { close(started); <-release }}
+	t.Cleanup(func() { close(release) })
+	p := (&scriptProvider{}).
+		add(callTools(ToolCall{ID: "a", Name: "stuck", Arguments: `{"text":"late"}`}, ToolCall{ID: "b", Name: "stuck", Arguments: `{"text":"never"}`}))
+	ctx, cancel := context.WithCancel(context.Background())
+	type result struct {
+		out []Message
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		out, err := (&Loop{Provider: p, Registry: newRegistry(t, stuck)}).Run(ctx, []Message{{Role: RoleSystem, Content: "sys"}, {Role: RoleUser, Content: "hi"}})
+		got <- result{out, err}
+	}()
+	<-started
+	cancel()
+	select {
+	case r := <-got:
+		require.ErrorIs(t, r.err, context.Canceled)
+		require.Len(t, r.out, 5)
+		assertValidHistory(t, r.out)
+		assert.Contains(t, r.out[3].Content, "cancelled: the turn was cancelled while this tool was running")
+		assert.Contains(t, r.out[4].Content, "not run")
+	case <-time.After(2 * time.Second):
+		t.Fatal("Run waited for a tool stuck past the cancel")
+	}
+}

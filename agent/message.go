@@ -31,6 +31,12 @@ type Message struct {
 	// ToolCallID and Name identify the call a tool message answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	Name       string `json:"name,omitempty"`
+	// Turn numbers a user message that started a turn (from 1, per
+	// conversation; 0 for synthetic messages) and Time is when it was sent
+	// (RFC 3339). Both are Fido's bookkeeping for /rewind: never sent to
+	// the provider.
+	Turn int    `json:"turn,omitempty"`
+	Time string `json:"time,omitempty"`
 }
 
 // Clone returns a deep copy of m: no slice is shared with the original.

@@ -26,10 +26,11 @@ import (
 const DefaultOpenRouterBaseURL = "https://openrouter.ai/api/v1"
 
 const (
-	defaultReferer      = "https://github.com/fido-nvim/fido"
-	defaultTitle        = "Fido"
-	defaultMaxRetries   = 3
-	defaultStallTimeout = 120 * time.Second
+	defaultReferer    = "https://github.com/fido-nvim/fido"
+	defaultTitle      = "Fido"
+	defaultMaxRetries = 3
+	// DefaultIdleTimeout is how long a stream may go without a data line.
+	DefaultIdleTimeout = 120 * time.Second
 	// maxRetryAfter is the longest server-requested wait Fido sits through;
 	// beyond it the error is reported instead of silently waiting minutes.
 	maxRetryAfter = 60 * time.Second
@@ -52,9 +53,11 @@ type OpenRouterConfig struct {
 	// Backoff is the wait before retry number attempt (1-based) when the server
 	// sent no Retry-After. The default is exponential (1s, 2s, 4s, … ≤ 20s) with ±20% jitter.
 	Backoff func(attempt int) time.Duration
-	// StallTimeout aborts an attempt that received no byte at all (not even a
-	// keep-alive comment) for this long. Default 120s.
-	StallTimeout time.Duration
+	// IdleTimeout aborts an attempt that received no data line for this long
+	// (FIDO_IDLE_TIMEOUT, setup({ idle_timeout_ms })). Keep-alive comments do
+	// not count: a server that only sends keep-alives times out too. Default
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// Sleep waits d or until ctx is done (then it returns ctx.Err()). Tests
 	// replace it to observe retry waits without sleeping.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -97,8 +100,8 @@ func NewOpenRouter(cfg OpenRouterConfig) *OpenRouter {
 	if cfg.Backoff == nil {
 		cfg.Backoff = defaultBackoff
 	}
-	if cfg.StallTimeout <= 0 {
-		cfg.StallTimeout = defaultStallTimeout
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleepCtx
@@ -106,8 +109,8 @@ func NewOpenRouter(cfg OpenRouterConfig) *OpenRouter {
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
 	oc.HTTPClient = &openRouterDoer{client: cfg.HTTPClient, referer: cfg.Referer, title: cfg.Title}
-	// Keep-alive comments are filtered out before go-openai sees them, but
-	// blank lines still count; the stall timeout is the real guard.
+	// Only data lines reach go-openai (see sseBody); the idle timeout is the
+	// guard against a server that sends nothing else.
 	oc.EmptyMessagesLimit = math.MaxUint32
 	return &OpenRouter{cfg: cfg, client: openai.NewClientWithConfig(oc), label: serviceLabel(cfg.BaseURL)}
 }
@@ -192,12 +195,12 @@ func (p *OpenRouter) attempt(ctx context.Context, req *Request, creq openai.Chat
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var stalled atomic.Bool
-	watchdog := time.AfterFunc(p.cfg.StallTimeout, func() {
+	watchdog := time.AfterFunc(p.cfg.IdleTimeout, func() {
 		stalled.Store(true)
 		cancel()
 	})
 	defer watchdog.Stop()
-	at := &attemptState{req: req, activity: func() { watchdog.Reset(p.cfg.StallTimeout) }}
+	at := &attemptState{req: req, activity: func() { watchdog.Reset(p.cfg.IdleTimeout) }}
 	actx = context.WithValue(actx, attemptKey{}, at)
 
 	acc := newStreamAccumulator(onDelta)
@@ -216,6 +219,10 @@ func (p *OpenRouter) attempt(ctx context.Context, req *Request, creq openai.Chat
 		return Response{}, p.connectError(err), false
 	}
 	defer stream.Close()
+	if at.status != 0 {
+		// A success status with an HTML page (see openRouterDoer.Do).
+		return Response{}, httpError(p.label, at.status, at.errBody, at.retryAfter), false
+	}
 	genID := stream.Header().Get("X-Generation-Id")
 
 	var recvErr error
@@ -242,8 +249,14 @@ func (p *OpenRouter) attempt(ctx context.Context, req *Request, creq openai.Chat
 		perr := streamError(gjson.GetBytes(at.sse.errorPayload(), "error"))
 		perr.Message = p.label + " reported an error mid-answer: " + perr.Message
 		return Response{}, perr, acc.delivered
+	case at.sse != nil && at.sse.tooMuch:
+		return Response{}, &ProviderError{Message: fmt.Sprintf("%s sent more than %s in one answer; the answer was stopped", p.label, sizeText(maxStreamBytes))}, acc.delivered
+	case at.sse != nil && at.sse.tooLong:
+		return Response{}, &ProviderError{Message: fmt.Sprintf("%s sent a stream line longer than %s; the answer was stopped", p.label, sizeText(int64(maxSSELine)))}, acc.delivered
 	case stalled.Load():
 		return Response{}, p.stallError(), acc.delivered
+	case at.sse != nil && at.sse.notSSE() != nil:
+		return Response{}, notStreamError(p.label, at.sse.notSSE()), acc.delivered
 	}
 	done := at.sse != nil && at.sse.sawDone
 	if !done && (acc.finishReason == "" || acc.finishReason == "error") {
@@ -267,9 +280,23 @@ func (p *OpenRouter) attempt(ctx context.Context, req *Request, creq openai.Chat
 
 func (p *OpenRouter) stallError() *ProviderError {
 	return &ProviderError{
-		Message:   fmt.Sprintf("no data from %s for %s: the stream stalled", p.label, shortDuration(p.cfg.StallTimeout)),
+		Message: fmt.Sprintf("no data from %s for %s (keep-alives do not count): the stream stalled; FIDO_IDLE_TIMEOUT or setup({ idle_timeout_ms = … }) sets this limit",
+			p.label, shortDuration(p.cfg.IdleTimeout)),
 		Retryable: true,
 	}
+}
+
+// notStreamError words a 2xx answer that carried no event stream at all.
+func notStreamError(label string, sample []byte) *ProviderError {
+	what := "something that is not a model stream"
+	if looksHTML(string(sample)) {
+		what = "a web page instead of a model stream (a proxy, captive portal or wrong FIDO_BASE_URL?)"
+	}
+	msg := label + " answered with " + what
+	if d := errorDetail(sample); d != "" {
+		msg += ": " + d
+	}
+	return &ProviderError{Message: msg}
 }
 
 func (p *OpenRouter) connectError(err error) *ProviderError {
@@ -367,6 +394,14 @@ func nonEmptyArgs(a string) string {
 		return "{}"
 	}
 	return a
+}
+
+// sizeText words a byte count in MiB, or KiB below one MiB.
+func sizeText(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 func shortDuration(d time.Duration) string {

@@ -41,7 +41,7 @@ func newTestProvider(t *testing.T, srv *llmtest.Server, mod ...func(*OpenRouterC
 			tp.mu.Unlock()
 			return ctx.Err()
 		},
-		StallTimeout: 5 * time.Second,
+		IdleTimeout: 5 * time.Second,
 	}
 	for _, m := range mod {
 		m(&cfg)
@@ -495,36 +495,50 @@ func TestStreamNoRetryAfterDeltasWereShown(t *testing.T) {
 	assert.Equal(t, []Delta{{Kind: DeltaReasoning, Text: "thinking"}}, log.all())
 }
 
-func TestStreamStallTimeout(t *testing.T) {
+func TestStreamIdleTimeout(t *testing.T) {
 	t.Run("silent stream fails", func(t *testing.T) {
 		srv := llmtest.NewServer(t)
 		srv.Enqueue(llmtest.Reply().Content("a").Stall())
-		p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.StallTimeout = 150 * time.Millisecond })
+		p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.IdleTimeout = 150 * time.Millisecond })
 		start := time.Now()
 		_, err, _ := stream(t, p, userRequest("hi"))
 		pe := providerError(t, err)
 		assert.Less(t, time.Since(start), 5*time.Second)
-		assert.Contains(t, pe.Message, "for 150ms: the stream stalled")
+		assert.Contains(t, pe.Message, "for 150ms (keep-alives do not count): the stream stalled")
+		assert.Contains(t, pe.Message, "FIDO_IDLE_TIMEOUT")
 		assert.True(t, pe.Partial)
 		assert.Len(t, srv.Requests(), 1)
 	})
 	t.Run("stall before any byte is retried", func(t *testing.T) {
 		srv := llmtest.NewServer(t)
 		srv.Enqueue(llmtest.Reply().Stall(), llmtest.Text("ok"))
-		p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.StallTimeout = 100 * time.Millisecond })
+		p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.IdleTimeout = 100 * time.Millisecond })
 		resp, err, _ := stream(t, p, userRequest("hi"))
 		require.NoError(t, err)
 		assert.Equal(t, "ok", resp.Message.Content)
 		assert.Len(t, srv.Requests(), 2)
 	})
-	t.Run("keep-alive comments keep it alive", func(t *testing.T) {
+	t.Run("keep-alive comments alone time out", func(t *testing.T) {
 		srv := llmtest.NewServer(t)
-		// 8 comments 40ms apart: 320ms of no data, but never 150ms without a byte.
-		srv.Enqueue(llmtest.Reply().Pace(40 * time.Millisecond).KeepAlive(8).Content("alive").Finish("stop"))
-		p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.StallTimeout = 150 * time.Millisecond })
+		// Comments 20ms apart without end: bytes keep coming, data never does.
+		srv.Enqueue(llmtest.Reply().Content("a").Pace(20 * time.Millisecond).KeepAlive(1 << 30))
+		p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.IdleTimeout = 150 * time.Millisecond })
+		start := time.Now()
+		_, err, _ := stream(t, p, userRequest("hi"))
+		pe := providerError(t, err)
+		assert.Less(t, time.Since(start), 3*time.Second)
+		assert.Contains(t, pe.Message, "no data from the model server")
+		assert.Contains(t, pe.Message, "keep-alives do not count")
+		assert.Len(t, srv.Requests(), 1)
+	})
+	t.Run("data lines keep it alive", func(t *testing.T) {
+		srv := llmtest.NewServer(t)
+		// 8 deltas 40ms apart: 320ms in all, never 150ms without data.
+		srv.Enqueue(llmtest.Reply().Pace(40*time.Millisecond).ContentDeltas(8, "x").Finish("stop"))
+		p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.IdleTimeout = 150 * time.Millisecond })
 		resp, err, _ := stream(t, p, userRequest("hi"))
 		require.NoError(t, err)
-		assert.Equal(t, "alive", resp.Message.Content)
+		assert.Equal(t, "xxxxxxxx", resp.Message.Content)
 		assert.Len(t, srv.Requests(), 1)
 	})
 }
@@ -618,6 +632,62 @@ func TestStreamUnknownHostIsNotRetried(t *testing.T) {
 	assert.Contains(t, pe.Message, "cannot reach the model server at fido-no-such-host.invalid")
 	assert.False(t, pe.Retryable)
 	assert.Zero(t, sleeps)
+}
+
+func TestStreamEndlessLineIsCapped(t *testing.T) {
+	orig := maxSSELine
+	require.Equal(t, 16<<20, orig, "the documented cap")
+	maxSSELine = 2 << 20 // the same logic as 16 MiB, in a fraction of the time
+	t.Cleanup(func() { maxSSELine = orig })
+	srv := llmtest.NewServer(t)
+	// 3 MiB without a newline, then the connection stays open.
+	line := "data: " + strings.Repeat("a", 3<<20)
+	srv.Enqueue(llmtest.Reply().Content("a").Raw(line).Stall())
+	start := time.Now()
+	_, err, _ := stream(t, newTestProvider(t, srv), userRequest("hi"))
+	pe := providerError(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Contains(t, pe.Message, "sent a stream line longer than 2 MiB; the answer was stopped")
+	assert.False(t, pe.Retryable)
+	assert.Len(t, srv.Requests(), 1)
+}
+
+func TestStreamEndlessAnswerIsCapped(t *testing.T) {
+	orig := maxStreamBytes
+	require.Equal(t, int64(256<<20), orig, "the documented cap")
+	maxStreamBytes = 128 << 10 // the same logic as 256 MiB, in a fraction of the time
+	t.Cleanup(func() { maxStreamBytes = orig })
+	srv := llmtest.NewServer(t)
+	srv.Enqueue(llmtest.Reply().ContentDeltas(4000, "endless ").Finish("stop")) // ~1 MB
+	start := time.Now()
+	_, err, _ := stream(t, newTestProvider(t, srv), userRequest("hi"))
+	pe := providerError(t, err)
+	assert.Less(t, time.Since(start), 8*time.Second)
+	assert.Contains(t, pe.Message, "sent more than 128 KiB in one answer; the answer was stopped")
+	assert.False(t, pe.Retryable)
+}
+
+func TestStreamHTMLPageWithStatus200(t *testing.T) {
+	page := "<!DOCTYPE html>\n<html><head><title>Sign in to the guest Wi-Fi</title></head>\n<body><p>Accept the terms</p></body></html>\n"
+	t.Run("declared as text/html", func(t *testing.T) {
+		srv := llmtest.NewServer(t)
+		srv.Enqueue(llmtest.Status(200).HTML(page))
+		_, err, _ := stream(t, newTestProvider(t, srv), userRequest("hi"))
+		pe := providerError(t, err)
+		assert.Contains(t, pe.Message, "answered 200 with a web page instead of a model stream")
+		assert.Contains(t, pe.Message, "Sign in to the guest Wi-Fi")
+		assert.NotContains(t, pe.Message, "cut")
+		assert.Len(t, srv.Requests(), 1, "not retried")
+	})
+	t.Run("sent as an event stream", func(t *testing.T) {
+		srv := llmtest.NewServer(t)
+		srv.Enqueue(llmtest.Reply().Raw(page).NoDone())
+		_, err, _ := stream(t, newTestProvider(t, srv), userRequest("hi"))
+		pe := providerError(t, err)
+		assert.Contains(t, pe.Message, "answered with a web page instead of a model stream")
+		assert.Contains(t, pe.Message, "Sign in to the guest Wi-Fi")
+		assert.NotContains(t, pe.Message, "cut")
+	})
 }
 
 func TestStreamPlainJSONErrorIn200(t *testing.T) {

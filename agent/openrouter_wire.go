@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -72,7 +73,7 @@ func (d *openRouterDoer) Do(r *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	at.activity()
-	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+	if resp.StatusCode < 200 || resp.StatusCode >= 400 || isHTML(resp.Header.Get("Content-Type")) {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		_ = resp.Body.Close()
 		at.status = resp.StatusCode
@@ -84,6 +85,13 @@ func (d *openRouterDoer) Do(r *http.Request) (*http.Response, error) {
 	at.sse = newSSEBody(resp.Body, at.activity)
 	resp.Body = at.sse
 	return resp, nil
+}
+
+// isHTML reports an HTML content type: a proxy's or captive portal's page
+// instead of an event stream, even with status 200.
+func isHTML(contentType string) bool {
+	ct := strings.ToLower(strings.TrimSpace(contentType))
+	return strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "application/xhtml")
 }
 
 // parseRetryAfter reads Retry-After as seconds or an HTTP date (also the
@@ -168,37 +176,52 @@ func marshalNoEscape(v any) ([]byte, error) {
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
+// maxSSELine bounds one line of the event stream. A server that sends a
+// longer line (or never ends one) fails the request instead of growing
+// Fido's memory without limit.
+var maxSSELine = 16 << 20
+
 // sseBody sits between the HTTP body and go-openai's stream reader. It
-// reports every received byte (the stall watchdog), drops SSE comments such
-// as ": OPENROUTER PROCESSING" (go-openai would count them against its
-// empty-message limit and mix them into its error accumulator), terminates a
-// final line that lacks its newline (go-openai drops it), notes [DONE], and
-// keeps the payload of a `data: {"error":…}` line, which go-openai swallows.
+// passes on only `data:` lines: SSE comments such as ": OPENROUTER
+// PROCESSING", blank lines and other fields never reach go-openai (which
+// would count them against its empty-message limit and pile them into its
+// unbounded error accumulator). It reports every data line to the idle
+// watchdog (keep-alive comments do not count), terminates a final line that
+// lacks its newline (go-openai drops it), notes [DONE], keeps the payload of
+// a `data: {"error":…}` line (go-openai swallows it), keeps a bounded sample
+// of anything that is not SSE at all (an HTML page, a plain JSON error) and
+// stops at a line longer than maxSSELine.
 type sseBody struct {
 	src     io.ReadCloser
 	br      *bufio.Reader
+	onData  func()
+	line    []byte
 	out     []byte
 	err     error
 	sawDone bool
+	sawData bool
+	tooLong bool
 	errData []byte
 	bare    bytes.Buffer // non-SSE JSON lines, e.g. a plain error object
+	nonSSE  bytes.Buffer // the first maxErrorBody bytes of non-SSE lines
+	maxLine int
+	total   int64
+	tooMuch bool
 }
 
-type activityReader struct {
-	r      io.Reader
-	notify func()
-}
+// maxStreamBytes bounds the data of one answer: a server that streams
+// without end fails the request instead of filling Fido's memory.
+var maxStreamBytes int64 = 256 << 20
 
-func (a activityReader) Read(p []byte) (int, error) {
-	n, err := a.r.Read(p)
-	if n > 0 {
-		a.notify()
-	}
-	return n, err
-}
+// errSSELineTooLong ends a stream whose line exceeds maxSSELine;
+// errStreamTooLong one whose data exceeds maxStreamBytes.
+var (
+	errSSELineTooLong = errors.New("stream line too long")
+	errStreamTooLong  = errors.New("stream too long")
+)
 
-func newSSEBody(src io.ReadCloser, activity func()) *sseBody {
-	return &sseBody{src: src, br: bufio.NewReaderSize(activityReader{src, activity}, 32<<10)}
+func newSSEBody(src io.ReadCloser, onData func()) *sseBody {
+	return &sseBody{src: src, br: bufio.NewReaderSize(src, 32<<10), onData: onData, maxLine: maxSSELine}
 }
 
 func (b *sseBody) Read(p []byte) (int, error) {
@@ -206,7 +229,7 @@ func (b *sseBody) Read(p []byte) (int, error) {
 		if b.err != nil {
 			return 0, b.err
 		}
-		line, err := b.br.ReadBytes('\n')
+		line, err := b.readLine()
 		if err != nil {
 			b.err = err
 			if err == io.EOF && len(line) > 0 {
@@ -222,26 +245,65 @@ func (b *sseBody) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// readLine reads one line (with its newline) into b.line, at most maxLine bytes.
+func (b *sseBody) readLine() ([]byte, error) {
+	b.line = b.line[:0]
+	for {
+		frag, err := b.br.ReadSlice('\n')
+		if len(b.line)+len(frag) > b.maxLine {
+			b.tooLong = true
+			b.line = nil // let the partial line go
+			return nil, errSSELineTooLong
+		}
+		b.line = append(b.line, frag...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return b.line, err
+	}
+}
+
 var errorFirst = regexp.MustCompile(`^\{\s*"error"\s*:`)
 
+// inspect returns what of line go-openai gets (nil: nothing).
 func (b *sseBody) inspect(line []byte) []byte {
 	t := bytes.TrimSpace(line)
 	switch {
-	case len(t) == 0:
-		return line
-	case t[0] == ':':
+	case len(t) == 0, t[0] == ':':
 		return nil
 	case bytes.HasPrefix(t, []byte("data:")):
+		b.sawData = true
+		b.onData()
+		if b.total += int64(len(line)); b.total > maxStreamBytes {
+			b.tooMuch, b.err = true, errStreamTooLong
+			return nil
+		}
 		payload := bytes.TrimSpace(t[len("data:"):])
 		if string(payload) == "[DONE]" {
 			b.sawDone = true
 		} else if b.errData == nil && errorFirst.Match(payload) {
 			b.errData = append([]byte(nil), payload...)
 		}
-	case t[0] == '{' && b.bare.Len() < maxErrorBody:
-		b.bare.Write(t)
+		return line
+	case bytes.HasPrefix(t, []byte("event:")), bytes.HasPrefix(t, []byte("id:")), bytes.HasPrefix(t, []byte("retry:")):
+		return nil
 	}
-	return line
+	if t[0] == '{' && b.bare.Len() < maxErrorBody {
+		b.bare.Write(t[:min(len(t), maxErrorBody-b.bare.Len())])
+	}
+	if b.nonSSE.Len() < maxErrorBody {
+		b.nonSSE.Write(line[:min(len(line), maxErrorBody-b.nonSSE.Len())])
+	}
+	return nil
+}
+
+// notSSE is a sample of the body when the server sent no event stream at
+// all (no data line), e.g. an HTML page with status 200; nil otherwise.
+func (b *sseBody) notSSE() []byte {
+	if b.sawData || b.nonSSE.Len() == 0 {
+		return nil
+	}
+	return b.nonSSE.Bytes()
 }
 
 // errorPayload is the JSON of an error the stream carried outside normal
@@ -272,6 +334,10 @@ func httpError(label string, status int, body []byte, retryAfter time.Duration) 
 		return s + ": " + detail
 	}
 	switch {
+	case status >= 200 && status < 300:
+		// Only an HTML page gets here with a success status.
+		e.Code = ""
+		e.Message = withDetail(fmt.Sprintf("%s answered %d with a web page instead of a model stream (a proxy, captive portal or wrong FIDO_BASE_URL?)", label, status))
 	case status == 401:
 		e.Message = label + " rejected the API key (401): check OPENROUTER_API_KEY"
 	case status == 402:

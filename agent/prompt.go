@@ -14,6 +14,9 @@ type PromptInput struct {
 	Listing string
 	// ToolNames are the advertised tools, in order.
 	ToolNames []string
+	// Instructions are the user's and the project's instruction files
+	// (LoadInstructions), appended last under their own heading.
+	Instructions []InstructionFile
 }
 
 // BuildSystemPrompt builds messages[0]. It never contains the plan, a time
@@ -51,9 +54,14 @@ func BuildSystemPrompt(in PromptInput) string {
 - Keep exactly zero or one item in_progress, keep ids stable, and record concise blockers, next actions and evidence (e.g. "go test ./agent passed", "tools/patch.go:42").
 - Never maintain the plan in a file or with a shell command.
 
+# Language servers (lsp_*)
+- lsp_definition, lsp_references, lsp_hover, lsp_symbols and lsp_diagnostics ask the language servers attached in Neovim (gopls, rust-analyzer, …). Prefer them to text search for "where is X defined" and "who uses X": give the file, the line and the identifier as symbol. Without a server for that file type they say so; then use ripgrep.
+- After a patch (or a command that changed files open in Neovim) the result ends with the errors and warnings the edit introduced, or a line saying there are none. Fix what you introduced before you move on.
+
 # Delegation (delegate)
 - Delegate a bounded, independent, read-only investigation or review (e.g. "find every caller of X and how it handles errors", "review this package for races") when doing it yourself would flood the conversation with reads. Do not delegate small lookups, anything that changes files, or work you need to do step by step with the user.
 - A subagent only reads. Its result is a hypothesis: verify its claims against the files before you act on them. You stay responsible for the changes, the tests and the final answer.
 `)
+	b.WriteString(renderInstructions(in.Instructions))
 	return b.String()
 }

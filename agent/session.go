@@ -29,10 +29,20 @@ type SessionConfig struct {
 	Model    string
 	// Reasoning is the initial effort ("" = model default).
 	Reasoning string
-	Root      string
+	// Edits is the initial edit mode: EditsAuto ("" too) or EditsReview.
+	Edits string
+	Root  string
 	// SystemPrompt builds messages[0]; called once per session and again only
 	// for /recall (which starts a new session's worth of context).
 	SystemPrompt func() string
+	// Workspace is where :FidoReview reads and reverts Fido's changes; nil
+	// disables it.
+	Workspace *tools.Workspace
+	// ConversationID and SeenFiles resume a saved conversation: the id its
+	// undo-log entries carry and what it saw of each file (Session.SeenFiles
+	// when it was saved). Empty: a new conversation.
+	ConversationID string
+	SeenFiles      map[string]string
 	// Plans may be nil (no plan feature).
 	Plans PlanStore
 	// SuspendDir holds /suspend snapshots; empty disables /suspend and /recall.
@@ -41,9 +51,19 @@ type SessionConfig struct {
 	Undo func(n int) []string
 	// UndoRevert reverts the newest mutation (/undo revert) and describes it.
 	UndoRevert func(ctx context.Context) (string, error)
+	// UserCommands finds the Markdown-defined slash commands (looked up
+	// again at every use, so new files need no restart) and the problems
+	// met; nil: none.
+	UserCommands func() ([]UserCommand, []string)
 	// MissingKey, when set, is the one-line error shown instead of starting a
 	// turn (e.g. how to set OPENROUTER_API_KEY).
 	MissingKey string
+	// Conversations saves the conversation after every message; nil: kept
+	// in memory only.
+	Conversations *ConversationStore
+	// Resume continues the workspace's newest saved conversation at start
+	// (setup({ resume = "last" })).
+	Resume bool
 	// MaxIterations bounds model calls per turn (default 20).
 	MaxIterations int
 	// Catalog, when set, adds per-conversation tools (MCP) after Registry's.
@@ -71,12 +91,40 @@ type Session struct {
 	total     Usage
 	sub       Usage
 	running   bool
+	cancelled bool // the running turn was cancelled and is unwinding
 	cancel    context.CancelFunc
 	draft     string
 	done      chan struct{}
 	subShown  bool
 	closed    bool
 	reg       *tools.Registry // this conversation's tools; nil until its first request
+	// queued are messages submitted while a turn ran; they go out together
+	// as the next user message when it ends.
+	queued []string
+
+	// logMu guards the conversation log; never taken while holding mu.
+	logMu     sync.Mutex
+	log       *ConversationLog
+	savedLive []Message         // the live conversation as the log has it (no system message)
+	savedSeen map[string]string // the seen files as the log has them
+	logFailed bool
+
+	// files is what this conversation saw of each file (read-before-write
+	// guard); it is saved with snapshots and restored by /recall.
+	files *tools.FileTracker
+	// edits is the edit mode; applyAll is set by "Apply all this turn"
+	// until the next turn starts.
+	edits    string
+	applyAll bool
+	gate     *editGate
+	// id names the conversation in the undo log; turn counts its user
+	// messages (turns).
+	id   string
+	turn int
+	// review is the open :FidoReview; revertNotes are what the user
+	// reverted there, told to the model with the next user message.
+	review      *reviewState
+	revertNotes []string
 }
 
 // NewSession builds the system prompt once and, when a plan was saved,
@@ -85,7 +133,15 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	if cfg.Provider == nil || cfg.UI == nil || cfg.SystemPrompt == nil {
 		return nil, errors.New("agent: session needs a provider, a UI and a system prompt")
 	}
-	s := &Session{cfg: cfg, ui: cfg.UI, reasoning: cfg.Reasoning, state: StateIdle}
+	s := &Session{cfg: cfg, ui: cfg.UI, reasoning: cfg.Reasoning, state: StateIdle, files: tools.NewFileTracker(cfg.SeenFiles), edits: EditsAuto}
+	if cfg.Edits == EditsReview {
+		s.edits = EditsReview
+	}
+	s.gate = &editGate{s: s}
+	s.id = cfg.ConversationID
+	if s.id == "" {
+		s.id = newConversationID(now())
+	}
 	s.messages = []Message{{Role: RoleSystem, Content: cfg.SystemPrompt()}}
 	if cfg.Plans != nil {
 		if p := cfg.Plans.Current(); p != nil {
@@ -96,6 +152,9 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 	s.ui.Info(s.info())
 	s.ui.SetState(StateIdle)
 	s.ui.Usage(Usage{}, Usage{})
+	if cfg.Conversations != nil && cfg.Resume {
+		s.resumeNewest()
+	}
 	return s, nil
 }
 
@@ -119,7 +178,7 @@ func (s *Session) budget() int {
 }
 
 func (s *Session) info() SessionInfo {
-	return SessionInfo{Model: s.cfg.Model, Reasoning: s.reasoning, Root: s.cfg.Root}
+	return SessionInfo{Model: s.cfg.Model, Reasoning: s.reasoning, Root: s.cfg.Root, Edits: s.edits}
 }
 
 // Messages returns a deep copy of the conversation.
@@ -128,6 +187,10 @@ func (s *Session) Messages() []Message {
 	defer s.mu.Unlock()
 	return CloneMessages(s.messages)
 }
+
+// SeenFiles returns what the conversation saw of each file: the content
+// hash as of the model's last read or Fido's last write, by workspace path.
+func (s *Session) SeenFiles() map[string]string { return s.files.Snapshot() }
 
 // Totals returns all usage (main + subagents) and the subagent part.
 func (s *Session) Totals() (total, subagent Usage) {
@@ -163,22 +226,37 @@ func (s *Session) Submit(text string) {
 		// Commands that wait for the user run on their own goroutine; the
 		// others run in order with the messages around them, so a message
 		// sent right after /undo revert or /plan clear sees their effect.
-		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" {
+		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" || name == "/sessions" || name == "/rewind" {
 			go s.command(text)
 		} else {
 			s.command(text)
 		}
 		return
 	}
+	s.submitMessage(text)
+}
+
+// submitMessage starts a turn with a user message (never a /command).
+func (s *Session) submitMessage(text string) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return
 	}
-	if s.running {
+	if s.running && s.cancelled {
+		// The cancelled turn is unwinding (its tools are being answered
+		// "cancelled"): the new message starts right after it, so a cancel
+		// never leaves the user facing "still working".
+		prev := s.done
 		s.mu.Unlock()
-		s.ui.Error("Fido is still working on the previous message: wait for it, or cancel it with <C-c> or :FidoCancel")
-		s.ui.RestoreDraft(text)
+		go s.submitAfter(prev, text)
+		return
+	}
+	if s.running {
+		s.queued = append(s.queued, text)
+		n := len(s.queued)
+		s.mu.Unlock()
+		s.ui.Notice(fmt.Sprintf("queued (%d): %s — sent when this turn ends; <C-c> cancels and puts it back in the input", n, firstLine(text, 60)))
 		return
 	}
 	if s.cfg.MissingKey != "" {
@@ -193,6 +271,16 @@ func (s *Session) Submit(text string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.running, s.cancel, s.draft = true, cancel, text
+	s.applyAll = false
+	s.turn++
+	user := Message{Role: RoleUser, Content: text, Turn: s.turn, Time: now().UTC().Format(time.RFC3339)}
+	notes := s.revertNotes
+	if len(notes) > 0 {
+		user.Content += revertMarker + strings.Join(notes, "; ") + "]"
+		s.revertNotes = nil
+	}
+	inv := tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}, Files: s.files, Gate: s.gate,
+		Conversation: s.id, Turn: s.turn}
 	done := make(chan struct{})
 	s.done = done
 	msgs := CloneMessages(s.messages)
@@ -204,10 +292,10 @@ func (s *Session) Submit(text string) {
 	if clearBar {
 		s.ui.Subagent(nil)
 	}
-	go s.runTurn(ctx, cancel, text, msgs, reasoning, done)
+	go s.runTurn(ctx, cancel, text, user, notes, inv, msgs, reasoning, done)
 }
 
-func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, msgs []Message, reasoning string, done chan struct{}) {
+func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, user Message, notes []string, inv tools.Invocation, msgs []Message, reasoning string, done chan struct{}) {
 	defer close(done)
 	defer cancel() // releases whatever still waits on the turn's context
 	s.event(EvTurnStart)
@@ -216,11 +304,13 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	loop := &Loop{
 		Provider: s.cfg.Provider, Registry: s.conversationTools(ctx), Model: s.cfg.Model, Reasoning: reasoning,
 		MaxIterations: s.cfg.MaxIterations,
-		Invocation:    tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}},
+		Invocation:    inv,
 		Observer:      obs,
 	}
+	loop.Recorder = convRecorder{s}
+	s.save(func(l *ConversationLog) error { return l.Append(user) }, user)
 	before := len(msgs) + 1
-	conv, err := loop.Run(ctx, append(msgs, Message{Role: RoleUser, Content: text}))
+	conv, err := loop.Run(ctx, append(msgs, user))
 	progressed := len(conv) > before
 
 	s.mu.Lock()
@@ -234,8 +324,30 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	}
 	s.messages = append(s.messages, s.pending...)
 	s.pending = nil
-	s.running, s.cancel, s.draft = false, nil, ""
+	if err != nil && !progressed {
+		// The message is not kept: its revert notes go with the next one.
+		s.revertNotes = append(notes, s.revertNotes...)
+	}
+	s.running, s.cancelled, s.cancel, s.draft = false, false, nil, ""
+	queued := s.queued
+	s.queued = nil
+	total := s.total
 	s.mu.Unlock()
+	s.syncLive("end of turn")
+	s.saveSeen()
+	s.logMu.Lock()
+	if s.log != nil {
+		_ = s.log.SetMeta("", "", total.Cost)
+	}
+	s.logMu.Unlock()
+	if len(queued) > 0 {
+		if cancelled {
+			// Cancel put them back into the input already.
+			queued = nil
+		} else {
+			defer s.submitMessage(strings.Join(queued, "\n\n"))
+		}
+	}
 
 	switch {
 	case err == nil:
@@ -252,24 +364,51 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	}
 }
 
+// unwindTimeout bounds how long a message sent right after a cancel waits
+// for the cancelled turn to finish unwinding.
+var unwindTimeout = 10 * time.Second
+
+// submitAfter submits text once the cancelled turn that owns prev is done.
+func (s *Session) submitAfter(prev chan struct{}, text string) {
+	t := time.NewTimer(unwindTimeout)
+	defer t.Stop()
+	select {
+	case <-prev:
+		s.Submit(text)
+	case <-t.C:
+		s.ui.Error("the cancelled turn has not stopped yet (a model request ignores the cancel); send the message again in a moment")
+		s.ui.RestoreDraft(text)
+	}
+}
+
 // Cancel aborts the running turn (and any subagent, through its context),
-// restores the unsent draft and returns to idle at once.
+// restores the unsent draft and returns to idle at once. A tool still stuck
+// in a system call does not hold the turn: the loop answers its call
+// "cancelled" and drops its late result.
 func (s *Session) Cancel() {
 	s.mu.Lock()
-	cancel, draft, running := s.cancel, s.draft, s.running
+	cancel, draft, running := s.cancel, s.draft, s.running && !s.cancelled
+	if running {
+		s.cancelled = true
+	}
+	queued := s.queued
+	s.queued = nil
 	s.mu.Unlock()
 	if !running {
 		return
 	}
 	cancel()
 	s.ui.Notice("cancelled")
-	if draft != "" {
-		s.ui.RestoreDraft(draft)
+	// The cancelled message, then what was queued behind it, back in the
+	// input for editing.
+	if back := strings.Join(append([]string{draft}, queued...), "\n\n"); strings.TrimSpace(back) != "" {
+		s.ui.RestoreDraft(strings.TrimSpace(back))
 	}
 	s.event(EvCancel)
 }
 
-// Close cancels any turn; later submissions are ignored.
+// Close cancels any turn and releases the saved conversation; later
+// submissions are ignored.
 func (s *Session) Close() {
 	s.mu.Lock()
 	s.closed = true
@@ -278,6 +417,7 @@ func (s *Session) Close() {
 	if cancel != nil {
 		cancel()
 	}
+	s.closeLog()
 }
 
 // AddSubagentUsage adds a subagent's model usage to the totals and to the

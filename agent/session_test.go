@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,16 +122,19 @@ func TestSessionProviderErrorIsOneLineAndLosesNothing(t *testing.T) {
 	assert.Len(t, s.Messages(), 3)
 }
 
-func TestSessionBusyAndMissingKey(t *testing.T) {
+// A message sent while a turn runs is queued; <C-c> puts the cancelled
+// message and the queued ones back into the input.
+func TestSessionQueuesWhileBusyAndMissingKey(t *testing.T) {
 	p := &scriptProvider{block: true}
 	p.add(scriptReply{})
 	s, ui := newTestSession(t, p, SessionConfig{})
 	s.Submit("one")
 	s.Submit("two")
-	assert.True(t, ui.has("error Fido is still working"))
-	assert.Contains(t, ui.drafts, "two")
+	s.Submit("three")
+	assert.True(t, ui.has("notice queued (2): three"))
 	s.Cancel()
 	waitIdle(t, s)
+	assert.Contains(t, ui.drafts, "one\n\ntwo\n\nthree")
 
 	s2, ui2 := newTestSession(t, &scriptProvider{}, SessionConfig{MissingKey: MissingKeyMessage})
 	s2.Submit("hi")
@@ -294,4 +298,85 @@ func TestQuitCancelsAndClosesWindows(t *testing.T) {
 	waitIdle(t, s)
 	assert.True(t, ui.has("quit"))
 	assert.False(t, s.Busy(), "the turn was cancelled")
+}
+
+func TestSessionCancelWithAStuckToolEndsTheTurnAtOnce(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{})
+	stuck := &echoTool{name: "stuck", onRun: func(context.Context) { close(started); <-release }}
+	p := (&scriptProvider{}).
+		add(callTools(ToolCall{ID: "a", Name: "stuck", Arguments: `{"text":"late"}`})).
+		add(answer("fresh start"))
+	s, ui := newTestSession(t, p, SessionConfig{Registry: newRegistry(t, stuck)})
+	s.Submit("run the stuck tool")
+	<-started
+	s.Cancel()
+	assert.Equal(t, StateIdle, ui.lastState())
+	s.Submit("next question") // at once: never "still working"
+	require.Eventually(t, func() bool { return len(s.Messages()) == 6 && !s.Busy() }, 3*time.Second, 5*time.Millisecond,
+		"the next turn did not run while the tool is still stuck")
+	assert.False(t, ui.has("error Fido is still working"))
+	msgs := s.Messages()
+	assertValidHistory(t, msgs)
+	assert.Contains(t, msgs[3].Content, "cancelled")
+	assert.Equal(t, "next question", msgs[4].Content)
+	assert.Equal(t, "fresh start", msgs[5].Content)
+
+	close(release) // the late result is dropped
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, msgs, s.Messages())
+	assert.False(t, ui.has("result stuck err=false"))
+}
+
+func TestRecallRefusesMalformedSnapshots(t *testing.T) {
+	valid := []Message{
+		{Role: RoleSystem, Content: "sys"},
+		{Role: RoleUser, Content: "q"},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"a"}`}}},
+		{Role: RoleTool, ToolCallID: "c1", Name: "read_file", Content: "a"},
+		{Role: RoleAssistant, Content: "done"},
+	}
+	broken := func(f func(ms []Message) []Message) []Message { return f(CloneMessages(valid)) }
+	cases := map[string]struct {
+		msgs []Message
+		why  string
+	}{
+		"orphan-result":  {broken(func(ms []Message) []Message { ms[3].ToolCallID = "zz"; return ms }), `a tool result for "zz", which no tool call before it awaits`},
+		"unanswered":     {broken(func(ms []Message) []Message { return append(ms[:3:3], ms[4]) }), "tool call(s) of the message before have no result"},
+		"dangling-end":   {broken(func(ms []Message) []Message { return ms[:3] }), "the last 1 tool call(s) have no result"},
+		"dup-ids":        {broken(func(ms []Message) []Message { return append(ms, ms[2], ms[3]) }), `tool call id "c1" is used twice`},
+		"bad-role":       {broken(func(ms []Message) []Message { ms[1].Role = "developer"; return ms }), `unknown role "developer"`},
+		"bad-args":       {broken(func(ms []Message) []Message { ms[2].ToolCalls[0].Arguments = "{nope"; return ms }), "arguments that are not JSON"},
+		"no-system":      {broken(func(ms []Message) []Message { return ms[1:] }), "not the system message"},
+		"second-system":  {broken(func(ms []Message) []Message { return append(ms, Message{Role: RoleSystem, Content: "obey"}) }), "a second system message"},
+		"empty-call-id":  {broken(func(ms []Message) []Message { ms[2].ToolCalls[0].ID = ""; ms[3].ToolCallID = ""; return ms }), "a tool call without an id"},
+		"no-name":        {broken(func(ms []Message) []Message { ms[2].ToolCalls[0].Name = ""; return ms }), "has no name"},
+		"empty-messages": {nil, "no messages"},
+	}
+	dir := t.TempDir()
+	write := func(name string, msgs []Message) {
+		b, err := json.Marshal(Snapshot{Version: 1, Description: name, Created: "2026-01-01T00:00:00Z", Messages: msgs})
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "20260101T000000Z-"+name+".json"), b, 0o600))
+	}
+	for name, c := range cases {
+		write(name, c.msgs)
+	}
+	write("good", valid)
+	p := (&scriptProvider{}).add(answer("continued"))
+	s, ui := newTestSession(t, p, SessionConfig{SuspendDir: dir})
+	var offered []string
+	ui.selectFn = func(items []string) int { offered = items; return 0 }
+	s.command("/recall")
+	require.Len(t, offered, 1, "only the valid snapshot is offered")
+	assert.Contains(t, offered[0], "good")
+	assert.True(t, ui.has(fmt.Sprintf("notice /recall: skipped %d unreadable snapshot(s)", len(cases))))
+	for name, c := range cases {
+		assert.True(t, ui.has("notice /recall: skipped") && strings.Contains(strings.Join(ui.events, "\n"), name+".json ("), name)
+		assert.Contains(t, strings.Join(ui.events, "\n"), c.why, name)
+	}
+	s.Submit("go on")
+	waitIdle(t, s)
+	require.Len(t, p.reqs(), 1)
+	require.NoError(t, ValidateHistory(p.reqs()[0].Messages), "the provider only ever gets a valid history")
 }

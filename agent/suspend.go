@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 // Snapshot is a /suspend file.
@@ -21,6 +23,11 @@ type Snapshot struct {
 	Created     string    `json:"created"`
 	Root        string    `json:"root"`
 	Messages    []Message `json:"messages"`
+	// Seen is what the conversation saw of each file (content hash by
+	// workspace path), so the read-before-write guard survives a resume.
+	Seen map[string]string `json:"seen,omitempty"`
+	// Conversation is the id its undo-log entries carry (:FidoReview, /rewind).
+	Conversation string `json:"conversation,omitempty"`
 }
 
 var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
@@ -39,7 +46,8 @@ func (s *Session) suspend(desc string) {
 		desc = strings.TrimSpace(text)
 	}
 	msgs := s.Messages()
-	snap := Snapshot{Version: 1, Description: desc, Created: now().UTC().Format(time.RFC3339), Root: s.cfg.Root, Messages: msgs}
+	snap := Snapshot{Version: 1, Description: desc, Created: now().UTC().Format(time.RFC3339), Root: s.cfg.Root, Messages: msgs,
+		Seen: s.files.Snapshot(), Conversation: s.conversationID()}
 	slug := strings.Trim(slugRe.ReplaceAllString(strings.ToLower(desc), "-"), "-")
 	if len(slug) > 40 {
 		slug = slug[:40]
@@ -48,7 +56,7 @@ func (s *Session) suspend(desc string) {
 	path := filepath.Join(s.cfg.SuspendDir, name)
 	b, err := json.MarshalIndent(snap, "", " ")
 	if err == nil {
-		err = tools.WriteFileAtomic(path, b, 0o600)
+		err = tools.WriteStateFile(path, b, 0o600)
 	}
 	if err != nil {
 		s.ui.Error("could not save the snapshot: " + err.Error())
@@ -56,6 +64,11 @@ func (s *Session) suspend(desc string) {
 	}
 	s.ui.Notice(fmt.Sprintf("suspended %d messages as %q (%s)", len(msgs), desc, name))
 }
+
+// maxSnapshotFile bounds one snapshot /recall reads (a FIFO, a symlink
+// leading out of the suspend directory or a larger file is skipped unread and
+// named in the "unreadable" notice).
+const maxSnapshotFile = 128 << 20
 
 // ListSnapshots returns the snapshot files of dir, newest first.
 func ListSnapshots(dir string) ([]string, error) {
@@ -98,13 +111,10 @@ func (s *Session) recall() {
 	labels := make([]string, 0, len(names))
 	var unreadable []string
 	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(s.cfg.SuspendDir, n))
-		var snap Snapshot
-		if err == nil {
-			err = json.Unmarshal(b, &snap)
-		}
-		if err != nil || len(snap.Messages) == 0 || snap.Messages[0].Role != RoleSystem {
-			unreadable = append(unreadable, n) // left where it is, never deleted
+		snap, err := readSnapshot(filepath.Join(s.cfg.SuspendDir, n))
+		if err != nil {
+			// Left where it is, never deleted.
+			unreadable = append(unreadable, fmt.Sprintf("%s (%v)", n, err))
 			continue
 		}
 		snaps = append(snaps, snap)
@@ -112,7 +122,7 @@ func (s *Session) recall() {
 	}
 	if len(unreadable) > 0 {
 		s.ui.Notice(fmt.Sprintf("/recall: skipped %d unreadable snapshot(s) in %s: %s",
-			len(unreadable), s.cfg.SuspendDir, strings.Join(unreadable, ", ")))
+			len(unreadable), s.cfg.SuspendDir, strings.Join(unreadable, "; ")))
 	}
 	if len(snaps) == 0 {
 		s.ui.Error("/recall: no readable snapshot in " + s.cfg.SuspendDir)
@@ -133,8 +143,94 @@ func (s *Session) recall() {
 	s.messages = restored
 	s.pending = nil
 	s.reg = nil // another conversation: it fixes its own tool catalog
+	if id := snaps[idx].Conversation; id != "" {
+		s.id = id
+	} else {
+		s.id = newConversationID(now())
+	}
+	s.turn = 0
+	for _, m := range restored {
+		s.turn = max(s.turn, m.Turn)
+	}
+	s.review, s.revertNotes = nil, nil
 	s.mu.Unlock()
+	// A snapshot without it (older Fido) knows no file: every overwrite of an
+	// existing file then needs a read first, which is the safe side.
+	s.files.Replace(snaps[idx].Seen)
 	s.ui.Notice(fmt.Sprintf("recalled %q (%d messages); the workspace plan is unchanged", snaps[idx].Description, len(restored)))
+}
+
+// readSnapshot reads and validates one snapshot file; the error says in a
+// few words what is wrong with it.
+func readSnapshot(path string) (Snapshot, error) {
+	var snap Snapshot
+	b, err := confined.ReadPath(path, maxSnapshotFile)
+	if err != nil {
+		return snap, err
+	}
+	if err := json.Unmarshal(b, &snap); err != nil {
+		return snap, fmt.Errorf("not a snapshot: %v", err)
+	}
+	if snap.Version != 1 {
+		return snap, fmt.Errorf("unknown snapshot version %d", snap.Version)
+	}
+	if err := ValidateHistory(snap.Messages); err != nil {
+		return snap, err
+	}
+	return snap, nil
+}
+
+// ValidateHistory checks that msgs is a conversation a provider accepts: a
+// system message first and nowhere else, known roles, every tool call with
+// a unique non-empty id, a name and JSON arguments, answered by exactly one
+// tool result right after its assistant message, and no other tool result.
+func ValidateHistory(msgs []Message) error {
+	if len(msgs) == 0 {
+		return errors.New("no messages")
+	}
+	if msgs[0].Role != RoleSystem {
+		return fmt.Errorf("message 1 is %q, not the system message", msgs[0].Role)
+	}
+	seen := map[string]bool{}
+	open := map[string]bool{} // calls of the latest assistant message still unanswered
+	for i, m := range msgs {
+		n := i + 1
+		if m.Role != RoleTool && len(open) > 0 {
+			return fmt.Errorf("message %d: %d tool call(s) of the message before have no result", n, len(open))
+		}
+		switch m.Role {
+		case RoleSystem:
+			if i > 0 {
+				return fmt.Errorf("message %d: a second system message", n)
+			}
+		case RoleUser:
+		case RoleAssistant:
+			for _, c := range m.ToolCalls {
+				switch {
+				case c.ID == "":
+					return fmt.Errorf("message %d: a tool call without an id", n)
+				case seen[c.ID]:
+					return fmt.Errorf("message %d: tool call id %q is used twice", n, c.ID)
+				case c.Name == "":
+					return fmt.Errorf("message %d: tool call %q has no name", n, c.ID)
+				case strings.TrimSpace(c.Arguments) != "" && !json.Valid([]byte(c.Arguments)):
+					return fmt.Errorf("message %d: tool call %q has arguments that are not JSON", n, c.ID)
+				}
+				seen[c.ID], open[c.ID] = true, true
+			}
+		case RoleTool:
+			if !open[m.ToolCallID] {
+				return fmt.Errorf("message %d: a tool result for %q, which no tool call before it awaits", n, m.ToolCallID)
+			}
+			delete(open, m.ToolCallID)
+		default:
+			return fmt.Errorf("message %d: unknown role %q", n, m.Role)
+		}
+	}
+	if len(open) > 0 {
+		return fmt.Errorf("the last %d tool call(s) have no result", len(open))
+	}
+	return nil
 }
 
 func (s *Session) currentPlanSync() []Message {

@@ -36,6 +36,8 @@ type SessionInfo struct {
 	Model     string
 	Reasoning string
 	Root      string
+	// Edits is the edit mode: EditsAuto or EditsReview.
+	Edits string
 }
 
 // Level of a user notification.
@@ -84,6 +86,12 @@ type UI interface {
 	Select(ctx context.Context, prompt string, items []string) (int, error)
 	// Input asks the user for a line of text; ok is false when dismissed.
 	Input(ctx context.Context, prompt, def string) (text string, ok bool, err error)
+	// ShowEdit shows a proposed file change (a unified diff) while the user
+	// decides about it; an empty diff closes it.
+	ShowEdit(title, diff string)
+	// OpenReview opens the review tab (:FidoReview), or updates the open
+	// one when v.Refresh.
+	OpenReview(v ReviewView)
 	// AskExpert shows a question to copy to a human expert and waits for the
 	// pasted answer; ok is false when the user cancelled.
 	AskExpert(ctx context.Context, question string) (answer string, ok bool, err error)

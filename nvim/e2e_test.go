@@ -153,4 +153,10 @@ func TestE2ECheckhealth(t *testing.T) {
 	assert.Contains(t, out, "vim.ui.select")
 	assert.Contains(t, out, "rg")
 	assert.NotContains(t, out, "ERROR")
+	// The LSP floor (0.8) is stated where it is not met.
+	if n.Bool(t, `vim.fn.has("nvim-0.8") == 1`) {
+		assert.Contains(t, out, "diagnostics after edits: on (wait up to 2000 ms)")
+	} else {
+		assert.Contains(t, out, "need Neovim 0.8 or later")
+	}
 }

@@ -12,6 +12,9 @@ import (
 // Editor implements tools.Editor over the RPC connection.
 type Editor struct {
 	v *nvim.Nvim
+	// lsp and chanID route the answers of fido.lsp (see lsp.go).
+	lsp    *lspCalls
+	chanID int
 }
 
 // Modified reports whether a loaded buffer for path has unsaved changes.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/neovim/go-client/nvim"
 
+	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/tools"
 )
 
@@ -21,7 +22,22 @@ type Backend interface {
 	Submit(text string) // returns at once; text may be a /command
 	Cancel()            // cancel the running turn and any subagent
 	Plan(arg string)    // :FidoPlan [arg]: "" shows+focuses the plan window, "clear" clears the plan
+	// Review handles :FidoReview [all] and :FidoRevert[!] [reason].
+	Review(req agent.ReviewRequest)
 	Close()
+}
+
+// SlashCommand is one completion candidate for the input.
+type SlashCommand struct {
+	Name string `msgpack:"name"`
+	Args string `msgpack:"args"`
+	Help string `msgpack:"help"`
+}
+
+// CommandLister is a Backend that can list its slash commands, user-defined
+// ones included.
+type CommandLister interface {
+	SlashCommands() []agent.Command
 }
 
 // RunConfig configures Run.
@@ -124,6 +140,7 @@ type host struct {
 	logf    func(string, ...any)
 	ui      *UI
 	prompts *prompts
+	lsp     lspCalls
 
 	calls chan func(Backend)
 	ready chan struct{} // closed once the backend exists
@@ -149,7 +166,7 @@ func (h *host) start(cfg RunConfig) error {
 	}
 	h.ui.mu.Unlock()
 
-	b, err := cfg.NewBackend(h.ui, &Editor{v: h.v})
+	b, err := cfg.NewBackend(h.ui, &Editor{v: h.v, lsp: &h.lsp, chanID: chanID})
 	if err != nil {
 		h.ui.Error(err.Error())
 		h.ui.flushNow()
@@ -277,6 +294,10 @@ func (h *host) register() error {
 			defer h.recover("fido_plan_hidden")
 			h.ui.planClosed()
 		},
+		"fido_review": func(req reviewRequest) {
+			defer h.recover("fido_review")
+			h.withBackend("review", func(b Backend) { b.Review(req.agent()) })
+		},
 		"fido_answer": func(id int, v any) {
 			defer h.recover("fido_answer")
 			h.prompts.answer(id, v)
@@ -285,8 +306,27 @@ func (h *host) register() error {
 			defer h.recover("fido_resize")
 			h.ui.resized(d)
 		},
+		"fido_lsp": func(id int, result any) {
+			defer h.recover("fido_lsp")
+			h.lsp.deliver(id, result)
+		},
 		"fido_ping": func() (string, error) {
 			return "pong", nil
+		},
+		// fido_commands lists the slash commands for completion, the
+		// Markdown-defined ones found afresh on every call.
+		"fido_commands": func() ([]SlashCommand, error) {
+			defer h.recover("fido_commands")
+			h.mu.Lock()
+			b := h.backend
+			h.mu.Unlock()
+			out := []SlashCommand{}
+			if l, ok := b.(CommandLister); ok {
+				for _, c := range l.SlashCommands() {
+					out = append(out, SlashCommand{Name: c.Name, Args: c.Args, Help: c.Help})
+				}
+			}
+			return out, nil
 		},
 	}
 	for name, fn := range handlers {

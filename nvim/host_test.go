@@ -62,6 +62,8 @@ func (f *fakeBackend) Plan(arg string) {
 	f.mu.Unlock()
 }
 
+func (f *fakeBackend) Review(agent.ReviewRequest) {}
+
 func (f *fakeBackend) Close() {
 	f.mu.Lock()
 	f.closed = true
@@ -92,7 +94,9 @@ func startSession(t *testing.T, onSubmit func(ui *UI, text string)) *session {
 	go func() {
 		s.done <- Run(ctx, RunConfig{In: conn, Out: conn, Logf: t.Logf,
 			NewBackend: func(ui *UI, ed tools.Editor) (Backend, error) {
+				s.backend.mu.Lock()
 				s.backend.ui, s.backend.editor = ui, ed
+				s.backend.mu.Unlock()
 				return s.backend, nil
 			}})
 	}()
@@ -106,6 +110,13 @@ func startSession(t *testing.T, onSubmit func(ui *UI, text string)) *session {
 		conn.Close()
 	})
 	n.WaitFor(t, `require("fido.host").ready()`, 5*time.Second)
+	// Lua is ready at the handshake, just before the host makes its backend:
+	// wait for that too (under the lock, so later reads see ui).
+	require.Eventually(t, func() bool {
+		s.backend.mu.Lock()
+		defer s.backend.mu.Unlock()
+		return s.backend.ui != nil
+	}, 5*time.Second, 5*time.Millisecond)
 	return s
 }
 

@@ -84,3 +84,18 @@ func PlanLayout(dims EditorDims, contentLines int, opts PlanOptions) (row, col, 
 	height = max(height, 1)
 	return row, col, width, height, overlay
 }
+
+// sidebarRows estimates the transcript window's height in the default
+// layout: the editor's lines without the command line, the transcript's
+// statusline, the input window (3 lines) and its statusline.
+func sidebarRows(dims EditorDims) int {
+	return dims.Lines - max(dims.CmdHeight, 0) - 1 - 3 - 1
+}
+
+// CompactPlanHeight is the compact plan float's inner height: its content,
+// capped so that the float with its border covers at most a third of the
+// transcript's rows (at least the header and the item in progress, 3 rows).
+func CompactPlanHeight(dims EditorDims, contentLines int) int {
+	limit := max(sidebarRows(dims)/3-planBorder, 3)
+	return max(min(contentLines, limit), 1)
+}

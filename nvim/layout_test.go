@@ -71,3 +71,15 @@ func TestPlanLayoutLeavesTheBottomFree(t *testing.T) {
 		}
 	}
 }
+
+// The compact plan float with its border covers at most a third of the
+// default layout's transcript rows, whatever the content's height.
+func TestCompactPlanHeightLeavesTwoThirds(t *testing.T) {
+	for _, d := range []EditorDims{{200, 50, 1}, {120, 40, 1}, {90, 30, 1}, {80, 24, 2}} {
+		rows := sidebarRows(d)
+		h := CompactPlanHeight(d, 100)
+		assert.GreaterOrEqual(t, 3*(rows-(h+2)), 2*rows, "%v: %d of %d rows", d, h+2, rows)
+		assert.GreaterOrEqual(t, h, 3, "room for the header and the item in progress")
+		assert.Equal(t, 2, CompactPlanHeight(d, 2), "short content keeps its height")
+	}
+}

@@ -25,6 +25,25 @@ type PlanPayload struct {
 	Height     int         `msgpack:"height"`
 	Lines      []string    `msgpack:"lines"`
 	Highlights []Highlight `msgpack:"highlights"`
+	// Compact is the form Lua shows while a turn runs and the float is not
+	// focused (plan.RenderCompact), with its own height: it leaves at least
+	// two thirds of the transcript uncovered.
+	Compact *PlanForm `msgpack:"compact,omitempty"`
+}
+
+// PlanForm is an alternative content of the plan float.
+type PlanForm struct {
+	Height     int         `msgpack:"height"`
+	Lines      []string    `msgpack:"lines"`
+	Highlights []Highlight `msgpack:"highlights"`
+}
+
+func highlights(hs []plan.Highlight) []Highlight {
+	out := make([]Highlight, len(hs))
+	for i, h := range hs {
+		out[i] = Highlight{Line: h.Line, ColStart: h.Start, ColEnd: h.End, Group: h.Group}
+	}
+	return out
 }
 
 func init() {
@@ -45,12 +64,16 @@ func PlanView(p *plan.Plan, dims EditorDims, visible, focus bool, opts PlanOptio
 	out := PlanPayload{
 		Visible: visible, Focus: visible && focus, Overlay: overlay,
 		Row: row, Col: col, Width: width, Height: height,
-		Lines:      make([]string, len(r.Lines)),
-		Highlights: make([]Highlight, len(r.Highlights)),
+		Lines:      append([]string{}, r.Lines...),
+		Highlights: highlights(r.Highlights),
 	}
-	copy(out.Lines, r.Lines)
-	for i, h := range r.Highlights {
-		out.Highlights[i] = Highlight{Line: h.Line, ColStart: h.Start, ColEnd: h.End, Group: h.Group}
+	if p != nil && len(p.Items) > 0 {
+		c := plan.RenderCompact(p, width)
+		out.Compact = &PlanForm{
+			Height:     CompactPlanHeight(dims, len(c.Lines)),
+			Lines:      append([]string{}, c.Lines...),
+			Highlights: highlights(c.Highlights),
+		}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/tools"
 )
 
 // prompts runs vim.ui.select / vim.ui.input from a scheduled Lua callback and
@@ -73,6 +74,48 @@ func (p *prompts) sel(ctx context.Context, prompt string, items []string) (int, 
 		items = []string{}
 	}
 	v, err := p.ask(ctx, `require("fido.bridge").select(...)`, prompt, items)
+	if err != nil {
+		return -1, err
+	}
+	idx, ok := toInt(v)
+	if !ok || idx < 1 || idx > len(items) {
+		return -1, nil
+	}
+	return idx - 1, nil
+}
+
+// questionView is a tools.Question as Lua's fido.questions receives it
+// (safe is 1-based there, like Lua's indexes).
+type questionView struct {
+	Prompt   string   `msgpack:"prompt"`
+	Items    []string `msgpack:"items"`
+	Safe     int      `msgpack:"safe"`
+	Approval bool     `msgpack:"approval"`
+	Detail   string   `msgpack:"detail"`
+	Filetype string   `msgpack:"filetype"`
+	Info     []string `msgpack:"info"`
+	Call     string   `msgpack:"call"`
+}
+
+// question asks q with its detail shown beside the picker; the answer is an
+// index into q.Items, -1 when dismissed.
+func (p *prompts) question(ctx context.Context, q tools.Question) (int, error) {
+	items := q.Items
+	if items == nil {
+		items = []string{}
+	}
+	info := q.DetailInfo
+	if info == nil {
+		info = []string{}
+	}
+	safe := 0
+	if q.Safe >= 0 && q.Safe < len(items) {
+		safe = q.Safe + 1
+	}
+	v, err := p.ask(ctx, `require("fido.bridge").question(...)`, questionView{
+		Prompt: q.Prompt, Items: items, Safe: safe, Approval: q.Approval,
+		Detail: q.Detail, Filetype: q.DetailFiletype, Info: info, Call: q.CallID,
+	})
 	if err != nil {
 		return -1, err
 	}

@@ -3,6 +3,8 @@ package nvim
 import (
 	"strings"
 	"unsafe"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 // Highlight groups of transcript lines.
@@ -257,6 +259,20 @@ func (t *Transcript) ToolResult(id, name, summary string, isError bool) {
 	}
 }
 
+// ToolNote appends note to the line of call id while the call runs (e.g.
+// where its full text is: ":FidoShow <id>"); nothing when the line is gone.
+func (t *Transcript) ToolNote(id, note string) {
+	row, ok := t.tools[id]
+	if !ok || row < t.base {
+		return
+	}
+	l := &t.lines[row-t.base]
+	l.text += " · " + oneLineText(note)
+	if row < t.dirtyFrom {
+		t.dirtyRows[row] = true
+	}
+}
+
 // Error adds one FidoError entry.
 func (t *Transcript) Error(msg string) {
 	ls := splitLines("✗ "+msg, groupError)
@@ -287,14 +303,15 @@ func (t *Transcript) Flush() TranscriptOps {
 	for row := range t.dirtyRows {
 		if row >= t.base && row < from {
 			l := t.lines[row-t.base]
-			ops.Set = append(ops.Set, RowLine{Row: row - luaBase, Text: l.text, Group: l.group})
+			ops.Set = append(ops.Set, RowLine{Row: row - luaBase, Text: tools.Redact(l.text), Group: l.group})
 		}
 	}
 	sortRows(ops.Set)
 	if from < t.end() || t.end() < t.syncEnd {
 		ops.From = from - luaBase
 		for _, l := range t.lines[from-t.base:] {
-			ops.Lines = append(ops.Lines, l.text)
+			// Whole lines: a key split over two streamed deltas is caught too.
+			ops.Lines = append(ops.Lines, tools.Redact(l.text))
 			ops.Groups = append(ops.Groups, l.group)
 		}
 	}

@@ -221,3 +221,13 @@ func BenchmarkTranscriptLongLine(b *testing.B) {
 		tr.Flush()
 	}
 }
+
+func TestToolNoteAppendsToTheRunningCall(t *testing.T) {
+	tr := NewTranscript(MaxEntries)
+	tr.ToolCall("c1", "bash_exec", "set -e … (+13 lines)")
+	tr.ToolNote("c1", ":FidoShow c1")
+	tr.ToolResult("c1", "bash_exec", "exit 0", false)
+	tr.ToolNote("c1", "late") // the call is over: nothing
+	ops := tr.Flush()
+	assert.Contains(t, ops.Lines, "● bash_exec set -e … (+13 lines) · :FidoShow c1 … ✓ exit 0")
+}

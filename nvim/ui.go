@@ -8,6 +8,7 @@ import (
 
 	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/plan"
+	"github.com/fido-nvim/fido/tools"
 )
 
 // FlushInterval is the least time between two flushes into Neovim.
@@ -57,6 +58,7 @@ type Status struct {
 	Model         string              `msgpack:"model"`
 	Reasoning     string              `msgpack:"reasoning"`
 	Root          string              `msgpack:"root"`
+	Edits         string              `msgpack:"edits"`
 	Usage         UsageStatus         `msgpack:"usage"`
 	SubagentUsage UsageStatus         `msgpack:"subagent_usage"`
 	Plan          *plan.Plan          `msgpack:"plan,omitempty"`
@@ -232,6 +234,7 @@ func (u *UI) run(ctx context.Context) {
 func (u *UI) Info(i agent.SessionInfo) {
 	u.update(func() {
 		u.status.Model, u.status.Reasoning, u.status.Root = i.Model, i.Reasoning, i.Root
+		u.status.Edits = i.Edits
 		u.dirty = true
 	})
 }
@@ -368,6 +371,19 @@ func (u *UI) Select(ctx context.Context, prompt string, items []string) (int, er
 	return u.prompts.sel(ctx, prompt, items)
 }
 
+// Ask implements tools.Asker: the question's detail (a whole command, code)
+// is shown in full beside the picker, whose prompt stays one line.
+func (u *UI) Ask(ctx context.Context, q tools.Question) (int, error) {
+	if u.prompts == nil {
+		return -1, errors.New("fido: no editor connection")
+	}
+	if q.CallID != "" && q.Detail != "" {
+		// The transcript's one-line summary says where the whole text is.
+		u.update(func() { u.tr.ToolNote(q.CallID, ":FidoShow "+q.CallID) })
+	}
+	return u.prompts.question(ctx, q)
+}
+
 // Input implements agent.UI.
 func (u *UI) Input(ctx context.Context, prompt, def string) (string, bool, error) {
 	if u.prompts == nil {
@@ -392,4 +408,7 @@ func (u *UI) Status() Status {
 	return u.status
 }
 
-var _ agent.UI = (*UI)(nil)
+var (
+	_ agent.UI    = (*UI)(nil)
+	_ tools.Asker = (*UI)(nil)
+)

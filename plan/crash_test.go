@@ -110,10 +110,88 @@ func TestCrashDuringUpdates(t *testing.T) {
 		assert.Empty(t, notice, "round %d: a killed writer never leaves a corrupt file", round)
 		require.NotNil(t, s.Current())
 		assert.Equal(t, p.Version, s.Version())
+		temps, err := filepath.Glob(filepath.Join(dir, ".plan.json.*.tmp"))
+		require.NoError(t, err)
+		assert.Empty(t, temps, "round %d: opening removes the killed writer's temp files", round)
 	}
 	t.Logf("%d/%d children killed mid-run; final version %d", killedMidway, rounds, lastVersion)
 	assert.Greater(t, killedMidway, rounds/2, "most kills must land during the updates")
 	aside, err := filepath.Glob(path + ".corrupt-*")
 	require.NoError(t, err)
 	assert.Empty(t, aside)
+}
+
+const twoEnv = "FIDO_PLAN_TWO_CHILD"
+
+// TestTwoProcessesChild is one of the two processes of
+// TestTwoProcessesNeverLoseAnUpdate: it saves 30 plans, each retried on a
+// stale refusal, and prints the version each was saved as.
+func TestTwoProcessesChild(t *testing.T) {
+	spec := os.Getenv(twoEnv)
+	if spec == "" {
+		t.Skip("only runs as a child of TestTwoProcessesNeverLoseAnUpdate")
+	}
+	name, path, _ := strings.Cut(spec, "=")
+	s, _, err := OpenStore(path)
+	if err != nil {
+		fmt.Printf("open failed: %v\n", err)
+		os.Exit(3)
+	}
+	for i := 0; i < 30; {
+		p, err := s.Update(UpdateArgs{Reason: "r", Items: []Item{{ID: fmt.Sprintf("%s-%d", name, i), Title: "t", Status: Done}}})
+		var stale *StaleError
+		if errors.As(err, &stale) {
+			continue
+		}
+		if err != nil {
+			fmt.Printf("update failed: %v\n", err)
+			os.Exit(4)
+		}
+		fmt.Printf("saved %d %s\n", p.Version, p.Items[0].ID)
+		i++
+	}
+}
+
+func TestTwoProcessesNeverLoseAnUpdate(t *testing.T) {
+	if os.Getenv(twoEnv) != "" {
+		t.Skip("child")
+	}
+	if testing.Short() {
+		t.Skip("spawns child processes")
+	}
+	path := filepath.Join(t.TempDir(), "plan.json")
+	outs := make([][]byte, 2)
+	errs := make(chan error, 2)
+	for i, name := range []string{"a", "b"} {
+		go func() {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestTwoProcessesChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), twoEnv+"="+name+"="+path)
+			out, err := cmd.Output()
+			outs[i] = out
+			errs <- err
+		}()
+	}
+	for range 2 {
+		require.NoError(t, <-errs)
+	}
+	byVersion := map[int]string{}
+	for _, out := range outs {
+		for _, line := range strings.Split(string(out), "\n") {
+			var v int
+			var id string
+			if _, err := fmt.Sscanf(line, "saved %d %s", &v, &id); err != nil {
+				continue
+			}
+			prev, dup := byVersion[v]
+			assert.False(t, dup, "version %d saved by both %s and %s", v, prev, id)
+			byVersion[v] = id
+		}
+	}
+	assert.Len(t, byVersion, 60, "all 60 updates were saved, each under its own version")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var p Plan
+	require.NoError(t, decodePlan(data, &p))
+	assert.Equal(t, 60, p.Version)
+	assert.Equal(t, byVersion[60], p.Items[0].ID)
 }

@@ -120,6 +120,44 @@ func Render(p *Plan, width int) RenderedPlan {
 	return r.out
 }
 
+// RenderCompact is the plan window's form while a turn runs, so it covers
+// little of the transcript: the header, each item in progress with its next
+// action (first: Lua keeps it in view), the blocked items, and one line saying
+// how to see the rest. Nothing is dropped from the plan itself; :FidoPlan
+// and an idle turn show Render's full form.
+func RenderCompact(p *Plan, width int) RenderedPlan {
+	if width < MinRenderWidth {
+		width = MinRenderWidth
+	}
+	r := &renderer{width: width}
+	if p == nil || len(p.Items) == 0 {
+		r.para("", "", seg(EmptyText, GroupMeta))
+		return r.out
+	}
+	done, total := p.Progress()
+	r.para("", "",
+		unit(fmt.Sprintf("Plan v%d", p.Version), GroupHeader),
+		seg(fmt.Sprintf("· %d/%d done", done, total), GroupHeader))
+	shown := 0
+	for _, st := range []Status{InProgress, Blocked} {
+		for _, it := range p.Items {
+			if it.Status != st {
+				continue
+			}
+			shown++
+			group := StatusGroup(it.Status)
+			r.para("", "  ", unit(StatusGlyph(it.Status), group), seg(it.ID, GroupHeader), seg(it.Title, ""))
+			if it.NextAction != "" && it.Status == InProgress {
+				r.para("  ", "    ", seg("next:", GroupMeta), seg(it.NextAction, ""))
+			}
+		}
+	}
+	if rest := total - shown; rest > 0 {
+		r.para("", "", seg(fmt.Sprintf("+%d more · :FidoPlan shows all", rest), GroupMeta))
+	}
+	return r.out
+}
+
 func displayTime(s string) string {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {

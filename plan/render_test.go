@@ -138,3 +138,23 @@ func TestDisplayWidth(t *testing.T) {
 		assert.Equal(t, tc.want, DisplayWidth(tc.s), "%q", tc.s)
 	}
 }
+
+// The compact form lists the header, the item in progress with its next
+// action first, then blocked items, and says how many more there are.
+func TestRenderCompact(t *testing.T) {
+	p := &Plan{Version: 4, Items: []Item{
+		{ID: "a", Title: "Done thing", Status: Done},
+		{ID: "b", Title: "Blocked thing", Status: Blocked, NextAction: "ask"},
+		{ID: "c", Title: "Current thing", Status: InProgress, NextAction: "patch c.go", Details: "long details"},
+		{ID: "d", Title: "Later thing", Status: Pending},
+	}}
+	r := RenderCompact(p, 40)
+	assert.Equal(t, []string{
+		"Plan v4 · 1/4 done",
+		"◐ c Current thing",
+		"  next: patch c.go",
+		"■ b Blocked thing",
+		"+2 more · :FidoPlan shows all",
+	}, r.Lines)
+	assert.Equal(t, Render(nil, 40).Lines, RenderCompact(nil, 40).Lines, "no plan: the empty state")
+}

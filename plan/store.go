@@ -13,14 +13,11 @@ import (
 	"time"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 // ClearedReason is the reason of the state a user clear leaves behind.
 const ClearedReason = "plan cleared by the user"
-
-// staleTempAge is how old a leftover temp file must be before OpenStore
-// removes it, so a second Fido writing the same state dir is not disturbed.
-const staleTempAge = time.Minute
 
 // clock is the time source of new stores (tests replace it).
 var clock = time.Now
@@ -36,6 +33,14 @@ var clock = time.Now
 // after a restart following a clear) never reuses a version number the model
 // has already seen. A plan with no items counts as "no plan" for Current.
 //
+// Several processes may share the file (two Neovims on one workspace): every
+// read-modify-write happens under the state file's lock (tools.LockState),
+// and the file is read again under it. An update whose base (the version this
+// store last saw, which is the version its conversation last saw) is no
+// longer the saved version is refused with a *StaleError carrying the
+// current plan, so no update is ever lost and the model can retry from the
+// real state.
+//
 // A Store is safe for concurrent use.
 type Store struct {
 	mu   sync.Mutex
@@ -43,6 +48,11 @@ type Store struct {
 	last Plan // newest state, possibly with no items; Version 0 when nothing was ever saved
 	now  func() time.Time
 }
+
+// maxPlanFile bounds the saved plan Fido reads back (a valid plan is far
+// smaller; a FIFO, a symlink leading out of the state directory or a huge
+// file is refused unread and kept aside like any unloadable plan).
+const maxPlanFile = 4 << 20
 
 // OpenStore loads the plan at path (creating its directory when needed). A
 // missing file means no plan. A file that cannot be read or is not a valid
@@ -55,28 +65,72 @@ func OpenStore(path string) (*Store, string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, "", fmt.Errorf("plan: cannot create state directory: %w", err)
 	}
-	removeStaleTemps(path)
+	lock, err := tools.LockState(path, 0)
+	if err != nil {
+		return s, fmt.Sprintf("Fido: the saved plan could not be loaded: %v; starting without a plan.", err), nil
+	}
+	defer lock.Unlock()
+	// Writers hold the lock while their temp file exists, so every temp file
+	// seen here was left by a crash.
+	removeTemps(path)
+	p, ok, notice := s.load()
+	if ok {
+		s.last = p
+	}
+	return s, notice, nil
+}
 
-	data, err := os.ReadFile(path)
+// load reads the saved plan. ok is false when there is none: missing, or
+// unreadable or invalid, in which case it is moved aside to
+// "<path>.corrupt-<UTC time>" (never discarded silently) and notice says so.
+// Called with the state lock held.
+func (s *Store) load() (p Plan, ok bool, notice string) {
+	path := s.path
+	data, err := confined.ReadPath(path, maxPlanFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return s, "", nil
+		return Plan{}, false, ""
 	}
 	if err == nil {
-		var p Plan
 		if err = decodePlan(data, &p); err == nil {
-			s.last = p.Clone()
-			return s, "", nil
+			return p, true, ""
 		}
 	}
-	// Unreadable or invalid: keep it aside, never discard it silently.
 	aside := path + ".corrupt-" + s.now().UTC().Format("20060102T150405.000Z")
 	for n := 2; fileExists(aside); n++ {
 		aside = fmt.Sprintf("%s.corrupt-%s-%d", path, s.now().UTC().Format("20060102T150405.000Z"), n)
 	}
 	if rerr := os.Rename(path, aside); rerr != nil {
-		return s, fmt.Sprintf("Fido: the saved plan %s could not be loaded (%v) and could not be moved aside (%v); starting without a plan, and the next plan update will replace that file.", path, err, rerr), nil
+		return Plan{}, false, fmt.Sprintf("Fido: the saved plan %s could not be loaded (%v) and could not be moved aside (%v); starting without a plan, and the next plan update will replace that file.", path, err, rerr)
 	}
-	return s, fmt.Sprintf("Fido: the saved plan could not be loaded (%v); it was kept as %s and Fido starts without a plan.", err, aside), nil
+	return Plan{}, false, fmt.Sprintf("Fido: the saved plan could not be loaded (%v); it was kept as %s and Fido starts without a plan.", err, aside)
+}
+
+// StaleError refuses an update based on a plan version that is no longer the
+// saved one (another Fido on the same workspace changed the plan since).
+type StaleError struct {
+	Base    int  // the version the refused update was based on
+	Current Plan // the saved plan now (possibly cleared or empty)
+}
+
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("the plan was changed by another Fido session since version %d; it is now version %d", e.Base, e.Current.Version)
+}
+
+// sync takes the state lock and reloads the saved plan into memory. It
+// returns the version memory held before, whether the saved plan differed
+// from it, and the unlock function. Called with s.mu held.
+func (s *Store) sync() (base int, changed bool, unlock func(), err error) {
+	lock, err := tools.LockState(s.path, 0)
+	if err != nil {
+		return 0, false, nil, fmt.Errorf("plan: %w", err)
+	}
+	base = s.last.Version
+	// A missing or broken file is no newer state: memory stays the truth
+	// and the next save writes it again.
+	if p, ok, _ := s.load(); ok && (p.Version != s.last.Version || p.UpdatedAt != s.last.UpdatedAt) {
+		s.last, changed = p, true
+	}
+	return base, changed, lock.Unlock, nil
 }
 
 func decodePlan(data []byte, p *Plan) error {
@@ -114,10 +168,21 @@ func (s *Store) Version() int {
 }
 
 // Update normalizes args against the current state (see Normalize) and saves
-// the result. On a *ValidationError or a write error nothing changes.
+// the result. On a *ValidationError or a write error nothing changes. When
+// another process saved a different version since this store last saw the
+// plan, nothing is saved and the error is a *StaleError with that plan,
+// which from then on is this store's state (so a retry based on it works).
 func (s *Store) Update(args UpdateArgs) (Plan, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	base, changed, unlock, err := s.sync()
+	if err != nil {
+		return Plan{}, err
+	}
+	defer unlock()
+	if changed {
+		return Plan{}, &StaleError{Base: base, Current: s.last.Clone()}
+	}
 	p, err := Normalize(args, &s.last, s.now())
 	if err != nil {
 		return Plan{}, err
@@ -136,6 +201,11 @@ func (s *Store) Replace(p Plan) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	_, _, unlock, err := s.sync()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if p.Version <= s.last.Version {
 		return fmt.Errorf("plan: version %d is not newer than the saved version %d", p.Version, s.last.Version)
 	}
@@ -144,10 +214,16 @@ func (s *Store) Replace(p Plan) error {
 
 // Clear replaces the plan with an empty one (reason ClearedReason) with the
 // next version, on disk and in memory, and returns that cleared state: give
-// it to the model with ClearedCall so its source of truth is not stale.
+// it to the model with ClearedCall so its source of truth is not stale. A
+// clear is the user's word, so it applies whatever version is saved.
 func (s *Store) Clear() (Plan, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	_, _, unlock, err := s.sync()
+	if err != nil {
+		return Plan{}, err
+	}
+	defer unlock()
 	p := ClearedPlan(s.last.Version+1, s.now())
 	if err := s.save(p); err != nil {
 		return Plan{}, err
@@ -177,8 +253,9 @@ func (s *Store) save(p Plan) error {
 // simulate a failing disk.
 var writeFile = func(path string, data []byte) error { return tools.WriteFileAtomic(path, data, 0o644) }
 
-// removeStaleTemps deletes temp files a crashed writer left behind.
-func removeStaleTemps(path string) {
+// removeTemps deletes the temp files a crashed writer left behind (with the
+// old or new contents of the file). Called with the state lock held.
+func removeTemps(path string) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -192,9 +269,7 @@ func removeStaleTemps(path string) {
 		if !strings.HasPrefix(name, "."+base+".") || !strings.HasSuffix(name, ".tmp") {
 			continue
 		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTempAge {
-			_ = os.Remove(filepath.Join(dir, name))
-		}
+		_ = os.Remove(filepath.Join(dir, name))
 	}
 }
 

@@ -106,7 +106,7 @@ func TestStoreInvalidUpdateChangesNothing(t *testing.T) {
 	assert.Equal(t, 1, s.Version())
 	entries, err := os.ReadDir(filepath.Dir(path))
 	require.NoError(t, err)
-	assert.Len(t, entries, 1, "no temp files left")
+	assert.Len(t, entries, 2, "no temp files left, only plan.json and its lock")
 }
 
 func TestStoreWriteFailureChangesNothing(t *testing.T) {
@@ -290,7 +290,7 @@ func TestOpenStoreDirectoryError(t *testing.T) {
 	assert.ErrorContains(t, err, "cannot create state directory")
 }
 
-func TestOpenStoreRemovesOnlyStaleTempFiles(t *testing.T) {
+func TestOpenStoreRemovesLeftoverTempFiles(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "plan.json")
 	stale := filepath.Join(dir, ".plan.json.123.tmp")
@@ -303,9 +303,87 @@ func TestOpenStoreRemovesOnlyStaleTempFiles(t *testing.T) {
 	require.NoError(t, os.Chtimes(stale, old, old))
 	_, _, err := OpenStore(path)
 	require.NoError(t, err)
+	// Writers hold the state lock while their temp file exists: any temp
+	// file seen under the lock, however recent, is a crash's leftover.
 	assert.NoFileExists(t, stale)
-	assert.FileExists(t, fresh, "a temp file another writer may still use is left alone")
+	assert.NoFileExists(t, fresh)
 	assert.FileExists(t, other)
+}
+
+// Two stores on one file are two Neovims on one workspace.
+func TestTwoStoresOnOneFileNeverLoseAnUpdate(t *testing.T) {
+	a, path := openTemp(t)
+	b, notice, err := OpenStore(path)
+	require.NoError(t, err)
+	require.Empty(t, notice)
+
+	pa, err := a.Update(args(item("from-a", InProgress)))
+	require.NoError(t, err)
+	assert.Equal(t, 1, pa.Version)
+
+	// b last saw no plan: its update is based on a stale version.
+	_, err = b.Update(args(item("from-b", InProgress)))
+	var stale *StaleError
+	require.ErrorAs(t, err, &stale)
+	assert.Equal(t, 0, stale.Base)
+	assert.Equal(t, pa, stale.Current, "the refusal carries the current plan")
+	assert.Equal(t, pa, readDisk(t, path), "a's plan is kept")
+	assert.Equal(t, &pa, b.Current(), "b now holds the saved plan")
+
+	// b's retry, based on what it was shown, succeeds with the next version.
+	pb, err := b.Update(args(item("from-a", Done), item("from-b", InProgress)))
+	require.NoError(t, err)
+	assert.Equal(t, 2, pb.Version)
+	assert.Equal(t, pb, readDisk(t, path))
+
+	// Now a is stale; a clear (the user's word) applies anyway, after v2.
+	_, err = a.Update(args(item("again", Pending)))
+	require.ErrorAs(t, err, &stale)
+	assert.Equal(t, 1, stale.Base)
+	assert.Equal(t, 2, stale.Current.Version)
+	cleared, err := b.Clear()
+	require.NoError(t, err)
+	assert.Equal(t, 3, cleared.Version)
+	_, err = a.Update(args(item("fresh", Pending)))
+	require.ErrorAs(t, err, &stale, "a saw v2, the file holds the v3 clear")
+	p, err := a.Update(args(item("fresh", Pending)))
+	require.NoError(t, err)
+	assert.Equal(t, 4, p.Version, "versions never repeat across the two")
+}
+
+func TestStoresInManyGoroutinesNeverShareAVersion(t *testing.T) {
+	_, path := openTemp(t)
+	const stores, each = 4, 10
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	saved := map[int]string{}
+	for w := 0; w < stores; w++ {
+		st, _, err := OpenStore(path)
+		require.NoError(t, err)
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; {
+				p, err := st.Update(args(item(fmt.Sprintf("w%d-%d", w, i), Pending)))
+				var stale *StaleError
+				if errors.As(err, &stale) {
+					continue // retry on the plan it was shown
+				}
+				if !assert.NoError(t, err) {
+					return
+				}
+				mu.Lock()
+				_, dup := saved[p.Version]
+				saved[p.Version] = p.Items[0].ID
+				mu.Unlock()
+				assert.False(t, dup, "version %d saved twice", p.Version)
+				i++
+			}
+		}(w)
+	}
+	wg.Wait()
+	assert.Len(t, saved, stores*each, "every update was saved under its own version")
+	assert.Equal(t, stores*each, readDisk(t, path).Version)
 }
 
 func TestStoreConcurrentUse(t *testing.T) {

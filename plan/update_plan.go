@@ -30,7 +30,9 @@ type UpdateTool struct {
 
 // NewUpdateTool returns the update_plan tool. onUpdate (may be nil) receives
 // every successfully saved plan, the same object the model receives, e.g. to
-// refresh the plan window; it is not called for a rejected update.
+// refresh the plan window; it is not called for a rejected update, but it is
+// for a stale one (with the plan another session saved, which the model then
+// receives too).
 func NewUpdateTool(store *Store, onUpdate func(Plan)) tools.Tool {
 	return &UpdateTool{store: store, onUpdate: onUpdate}
 }
@@ -66,6 +68,19 @@ func (t *UpdateTool) Run(ctx context.Context, inv tools.Invocation, args json.Ra
 	p, err := t.store.Update(in)
 	if err != nil {
 		var ve *ValidationError
+		var stale *StaleError
+		if errors.As(err, &stale) {
+			// The window shows what is saved, as the model now sees it.
+			if t.onUpdate != nil {
+				t.onUpdate(stale.Current.Clone())
+			}
+			return tools.Result{
+				Content: fmt.Sprintf("update_plan refused, nothing was saved: another Fido session on this workspace changed the plan since version %d, the one your update was based on. This is the current plan (version %d); send your update again based on it, keeping what the other session added if it still applies:\n%s",
+					stale.Base, stale.Current.Version, ResultJSON(stale.Current)),
+				IsError: true,
+				Summary: fmt.Sprintf("refused: the plan changed elsewhere (now v%d)", stale.Current.Version),
+			}, nil
+		}
 		if errors.As(err, &ve) {
 			return tools.ErrorResult("update_plan rejected, the plan was not changed (still version %d): %v", t.store.Version(), ve), nil
 		}

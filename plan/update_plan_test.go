@@ -171,6 +171,27 @@ func TestUpdateToolRejectedUpdateNamesVersion(t *testing.T) {
 	assert.Contains(t, res.Content, `item \"a\": status \"later\" is not one of pending, in_progress, blocked, done`)
 }
 
+func TestUpdateToolRefusesAStaleUpdateWithTheCurrentPlan(t *testing.T) {
+	tool, _, path, shown := newTool(t)
+	require.False(t, run(t, tool, fullArgs).IsError)
+	other, _, err := OpenStore(path) // a second Neovim on the workspace
+	require.NoError(t, err)
+	theirs, err := other.Update(args(item("theirs", InProgress)))
+	require.NoError(t, err)
+
+	res := run(t, tool, `{"reason":"mine","items":[{"id":"mine","title":"t","status":"pending","next_action":"n"}]}`)
+	require.True(t, res.IsError)
+	assert.Contains(t, res.Content, "update_plan refused, nothing was saved: another Fido session on this workspace changed the plan since version 1")
+	assert.Contains(t, res.Content, ResultJSON(theirs), "the refusal carries the complete current plan")
+	assert.Equal(t, theirs, readDisk(t, path))
+	require.NotEmpty(t, *shown)
+	assert.Equal(t, theirs, (*shown)[len(*shown)-1], "the window shows the saved plan")
+
+	res = run(t, tool, `{"reason":"mine","items":[{"id":"theirs","title":"t","status":"done"},{"id":"mine","title":"t","status":"pending","next_action":"n"}]}`)
+	require.False(t, res.IsError, res.Content)
+	assert.Equal(t, 3, readDisk(t, path).Version)
+}
+
 func TestUpdateToolCancelled(t *testing.T) {
 	tool, s, _, got := newTool(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -250,7 +271,7 @@ func TestUpdatesTouchOnlyTheStateFile(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	assert.Equal(t, []string{"plan.json"}, names, "the state dir holds only plan.json (no undo log, no temp files)")
+	assert.Equal(t, []string{"plan.json", "plan.json.lock"}, names, "the state dir holds only plan.json and its lock (no undo log, no temp files)")
 	assert.Equal(t, 51, s.Version())
 }
 

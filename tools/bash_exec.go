@@ -5,13 +5,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -36,10 +31,6 @@ const (
 	BashAlways  = "Always this session"
 	BashDeny    = "Deny"
 )
-
-// bashSecretEnv are removed from the child's environment so that a command
-// like `env` cannot put Fido's keys into the conversation.
-var bashSecretEnv = []string{"OPENROUTER_API_KEY", "TAVILY_API_KEY"}
 
 // bashQuietEnv makes common tools behave non-interactively: no pagers, no
 // colours, no credential prompts, no editor waiting for a terminal.
@@ -138,7 +129,7 @@ func (t *BashTool) Run(ctx context.Context, inv Invocation, args json.RawMessage
 	if t.p == nil {
 		return ErrorResult("bash_exec needs an editor to ask for approval; nothing was run"), nil
 	}
-	if res, ok := t.approve(ctx, p.Command); !ok {
+	if res, ok := t.approve(ctx, inv.CallID, p.Command, timeout); !ok {
 		return res, nil
 	}
 	res := t.execute(ctx, p.Command, time.Duration(timeout)*time.Second, note)
@@ -151,7 +142,7 @@ func (t *BashTool) Run(ctx context.Context, inv Invocation, args json.RawMessage
 
 // approve asks the user unless they already allowed every command of this
 // session. ok is false with the result to return when nothing may run.
-func (t *BashTool) approve(ctx context.Context, command string) (Result, bool) {
+func (t *BashTool) approve(ctx context.Context, callID, command string, timeout int) (Result, bool) {
 	if t.always.Load() {
 		return Result{}, true
 	}
@@ -165,7 +156,7 @@ func (t *BashTool) approve(ctx context.Context, command string) (Result, bool) {
 	if t.always.Load() {
 		return Result{}, true
 	}
-	idx, err := t.p.Select(ctx, bashPrompt(t.ws.Root, command), []string{BashRunOnce, BashAlways, BashDeny})
+	idx, err := AskQuestion(ctx, t.p, bashQuestion(t.ws.Root, callID, command, timeout), bashPrompt(t.ws.Root, command))
 	if ctx.Err() != nil {
 		return bashDeclined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
 	}
@@ -190,7 +181,27 @@ func bashDeclined(summary, why string) Result {
 	return Result{Content: string(b), IsError: true, Summary: summary}
 }
 
-// bashPrompt is the approval question. A very long command is cut for
+// bashQuestion is the approval question for editors that show the whole
+// command beside the picker: a one-line prompt, the command as sh, its
+// working directory and timeout.
+func bashQuestion(root, callID, command string, timeout int) Question {
+	prompt := "Run this command? (shown above)"
+	if n := len(strings.Split(strings.TrimRight(command, "\n"), "\n")); n > 1 {
+		prompt = fmt.Sprintf("Run this command? (%d lines, shown above)", n)
+	}
+	return Question{
+		Prompt:         prompt,
+		Items:          []string{BashRunOnce, BashAlways, BashDeny},
+		Safe:           2,
+		Approval:       true,
+		Detail:         strings.TrimRight(command, "\n"),
+		DetailFiletype: "sh",
+		DetailInfo:     []string{"bash_exec in " + root, fmt.Sprintf("timeout %ds", timeout)},
+		CallID:         callID,
+	}
+}
+
+// bashPrompt is the approval question for Prompters without Ask. A very long command is cut for
 // display, and the prompt says so: approval still runs the whole command.
 func bashPrompt(root, command string) string {
 	shown := strings.TrimRight(command, "\n")
@@ -211,7 +222,8 @@ func bashPrompt(root, command string) string {
 // non-interactive settings (which replace inherited values).
 func bashEnv(env []string) []string {
 	drop := map[string]bool{}
-	for _, k := range bashSecretEnv {
+	// Fido's keys: a command like `env` must not put them into the conversation.
+	for _, k := range SecretEnv {
 		drop[k] = true
 	}
 	for _, kv := range bashQuietEnv {
@@ -225,175 +237,6 @@ func bashEnv(env []string) []string {
 		}
 	}
 	return append(out, bashQuietEnv...)
-}
-
-// execute runs the approved command and reports how it ended.
-func (t *BashTool) execute(ctx context.Context, command string, timeout time.Duration, timeoutNote string) Result {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		return ErrorResult("bash_exec: bash is not installed or not on PATH: %v; nothing was run", err)
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return ErrorResult("bash_exec: cannot create the output pipe: %v; nothing was run", err)
-	}
-	cmd := exec.Command(bash, "-c", command)
-	cmd.Dir = t.ws.Root
-	cmd.Env = bashEnv(os.Environ())
-	// Stdin nil is /dev/null. One pipe for stdout and stderr keeps their order.
-	cmd.Stdout, cmd.Stderr = w, w
-	// A new session: its own process group (so the whole tree can be killed)
-	// and no controlling terminal (so nothing can prompt on the editor's TTY).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if ctx.Err() != nil {
-		_ = r.Close()
-		_ = w.Close()
-		return bashDeclined("cancelled before it started", "the call was cancelled before the command started")
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		_ = r.Close()
-		_ = w.Close()
-		return ErrorResult("bash_exec: cannot start bash: %v; nothing was run", err)
-	}
-	_ = w.Close()
-	pgid := cmd.Process.Pid
-
-	out := &outputCapture{headMax: bashHeadBytes, tailMax: bashTailBytes}
-	drained := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(out, r)
-		close(drained)
-	}()
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var ended string // "", "timeout" or "cancelled"
-	select {
-	case <-waited:
-	case <-timer.C:
-		ended = "timeout"
-	case <-ctx.Done():
-		ended = "cancelled"
-	}
-	elapsed := time.Since(start)
-	// Stop the tree on timeout or cancel; after a normal exit, stop what the
-	// command left running in the background (it would hold the output open).
-	stopProcessGroup(pgid, t.killGrace)
-	if ended != "" {
-		<-waited
-	}
-	escaped := false
-	select {
-	case <-drained:
-	case <-time.After(bashDrainWait):
-		// A process that left the group (setsid, daemon) still holds the pipe.
-		escaped = true
-		_ = r.SetReadDeadline(time.Now())
-		<-drained
-	}
-	_ = r.Close()
-
-	var status, summary string
-	isError := true
-	switch ended {
-	case "timeout":
-		status = fmt.Sprintf("killed after timeout (%s)", wholeSeconds(timeout))
-		summary = "timed out after " + wholeSeconds(timeout)
-	case "cancelled":
-		status = "cancelled (the turn was interrupted); the command and its child processes were killed"
-		summary = "cancelled after " + shortDuration(elapsed)
-	default:
-		ps := cmd.ProcessState
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			status = "killed by signal " + bashSignalName(ws.Signal())
-			summary = "killed by " + bashSignalName(ws.Signal()) + " · " + shortDuration(elapsed)
-		} else {
-			status = "exit code " + strconv.Itoa(ps.ExitCode())
-			summary = fmt.Sprintf("exit %d · %s", ps.ExitCode(), shortDuration(elapsed))
-			isError = ps.ExitCode() != 0
-		}
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "command: %s\n", commandLine(command, 200))
-	fmt.Fprintf(&b, "status: %s\n", status)
-	fmt.Fprintf(&b, "duration: %s\n", shortDuration(elapsed))
-	if timeoutNote != "" {
-		fmt.Fprintf(&b, "note: the timeout was capped at %s%s\n", wholeSeconds(timeout), timeoutNote)
-	}
-	if escaped {
-		b.WriteString("note: a background process outside the command's process group kept the output open; its later output was not captured\n")
-	}
-	b.WriteString(out.render())
-	return Result{Content: b.String(), IsError: isError, Summary: summary}
-}
-
-// stopProcessGroup ends process group pgid: SIGTERM, then SIGKILL if anything
-// of it still runs after grace.
-func stopProcessGroup(pgid int, grace time.Duration) {
-	if !processGroupRunning(pgid) {
-		return
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	deadline := time.NewTimer(grace)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-deadline.C:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			// SIGKILL is delivered asynchronously: wait briefly so that the
-			// tree is gone when the call returns.
-			for end := time.Now().Add(time.Second); processGroupRunning(pgid) && time.Now().Before(end); {
-				time.Sleep(5 * time.Millisecond)
-			}
-			return
-		case <-tick.C:
-			if !processGroupRunning(pgid) {
-				return
-			}
-		}
-	}
-}
-
-// processGroupRunning reports whether process group pgid has a live member. Where
-// /proc exists, zombies do not count: an init that does not reap (as in some
-// containers) would otherwise keep a killed group "alive" forever.
-func processGroupRunning(pgid int) bool {
-	if syscall.Kill(-pgid, 0) != nil {
-		return false
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return true
-	}
-	sawProc := false
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		sawProc = true
-		// pid (comm) state ppid pgrp …; comm may contain spaces and parentheses.
-		i := strings.LastIndexByte(string(stat), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 3 || f[2] != strconv.Itoa(pgid) {
-			continue
-		}
-		if f[0] != "Z" && f[0] != "X" {
-			return true
-		}
-	}
-	return !sawProc
 }
 
 // outputCapture keeps the first headMax and the last tailMax bytes written.
@@ -468,29 +311,6 @@ func shortDuration(d time.Duration) string {
 	}
 	d = d.Round(time.Second)
 	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-}
-
-// bashSignalName is the conventional name of the signals commands usually die of.
-func bashSignalName(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
-	case syscall.SIGABRT:
-		return "SIGABRT"
-	case syscall.SIGSEGV:
-		return "SIGSEGV"
-	case syscall.SIGBUS:
-		return "SIGBUS"
-	}
-	return fmt.Sprintf("%d (%s)", int(sig), sig)
 }
 
 // wholeSeconds formats a whole-second timeout: 120s.

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -78,7 +77,7 @@ func (ws *Workspace) Find(ctx context.Context, rel, pattern string, limit int) (
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(abs)
+	fi, err := ws.Sandbox.Stat(abs)
 	if err != nil {
 		return nil, describeStatError(rel, err)
 	}
@@ -94,7 +93,7 @@ func (ws *Workspace) Find(ctx context.Context, rel, pattern string, limit int) (
 	hidden := strings.HasPrefix(pattern, ".") || strings.Contains(pattern, "/.")
 	opt := walkOptions{HiddenDirs: hidden, HiddenFiles: hidden}
 	found := make([][]string, opt.workerCount())
-	stats := walkDir(ctx, ws.Root, abs, startRel, opt, func(w int, e walkEntry) bool {
+	stats := walkDir(ctx, ws.Sandbox, abs, startRel, opt, func(w int, e walkEntry) bool {
 		if nm.match(e.Rel, e.Rel[len(prefix):]) {
 			p := e.Rel
 			if e.isDir() {

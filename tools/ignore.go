@@ -2,9 +2,16 @@ package tools
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
+	"syscall"
+
+	"github.com/fido-nvim/fido/tools/confined"
 
 	"github.com/git-pkgs/gitignore"
 )
@@ -70,14 +77,66 @@ func (n *ignoreNode) ignored(rel string, isDir bool) bool {
 	return false
 }
 
+// maxIgnoreFile bounds the size of one ignore file Fido reads.
+const maxIgnoreFile = 4 << 20
+
+// readIgnoreFile reads the ignore file name (workspace-relative) the way
+// Fido reads every file it reads on its own (confined.ReadFile: a regular
+// file inside the workspace, opened without blocking, size-capped). A
+// missing file is silently absent; any other failure (a FIFO, a symlink to
+// /dev/zero, a huge file) skips the file with one log line.
+func readIgnoreFile(sb *Sandbox, name string) ([]byte, bool) {
+	data, err := sb.ReadOwnFile(name, maxIgnoreFile)
+	return data, err == nil
+}
+
+// readIgnoreChild reads the .gitignore (of type typ in the listing) of the
+// directory dirRel that the walker holds open as dir, relative to dir's
+// descriptor. A symlink is read like the start directory's chain reads it
+// (followed, inside the workspace only).
+func readIgnoreChild(sb *Sandbox, dir *os.File, dirRel string, typ fs.FileMode) ([]byte, bool) {
+	name := path.Join(dirRel, ".gitignore")
+	if typ&fs.ModeSymlink != 0 {
+		return readIgnoreFile(sb, name)
+	}
+	f, fi, err := confined.OpenChild(dir, ".gitignore")
+	if err != nil {
+		return ignoreData(sb, name, nil, err)
+	}
+	defer f.Close()
+	var data []byte
+	switch {
+	case !fi.Mode().IsRegular():
+		err = fmt.Errorf("%w (it is %s)", confined.ErrNotRegular, confined.TypeName(fi.Mode()))
+	case fi.Size() > maxIgnoreFile:
+		err = fmt.Errorf("%w: %d bytes, at most %d are read", confined.ErrTooLarge, fi.Size(), maxIgnoreFile)
+	default:
+		data, err = io.ReadAll(io.LimitReader(f, maxIgnoreFile+1))
+		if err == nil && len(data) > maxIgnoreFile {
+			err = fmt.Errorf("%w: more than %d bytes", confined.ErrTooLarge, maxIgnoreFile)
+		}
+	}
+	return ignoreData(sb, name, data, err)
+}
+
+func ignoreData(sb *Sandbox, name string, data []byte, err error) ([]byte, bool) {
+	if err == nil {
+		return data, true
+	}
+	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		sb.logSkip(name, err)
+	}
+	return nil, false
+}
+
 // rootIgnore builds the chain for the workspace root: .git/info/exclude
 // (lowest precedence), then the root .gitignore.
-func rootIgnore(root string) *ignoreNode {
+func rootIgnore(sb *Sandbox) *ignoreNode {
 	var n *ignoreNode
-	if data, err := os.ReadFile(filepath.Join(root, ".git", "info", "exclude")); err == nil {
+	if data, ok := readIgnoreFile(sb, ".git/info/exclude"); ok {
 		n = newIgnoreNode(nil, "", data)
 	}
-	if data, err := os.ReadFile(filepath.Join(root, ".gitignore")); err == nil {
+	if data, ok := readIgnoreFile(sb, ".gitignore"); ok {
 		n = newIgnoreNode(n, "", data)
 	}
 	return n
@@ -87,8 +146,8 @@ func rootIgnore(root string) *ignoreNode {
 // (workspace-relative, slash-separated) and reports whether relDir or one of
 // its ancestors is itself ignored. git cannot re-include anything below an
 // ignored directory, so every ancestor must be checked, not just the leaf.
-func ignoreChainFor(root, relDir string) (*ignoreNode, bool) {
-	n := rootIgnore(root)
+func ignoreChainFor(sb *Sandbox, relDir string) (*ignoreNode, bool) {
+	n := rootIgnore(sb)
 	if relDir == "." || relDir == "" {
 		return n, false
 	}
@@ -98,7 +157,7 @@ func ignoreChainFor(root, relDir string) (*ignoreNode, bool) {
 		if n.ignored(sub, true) {
 			return n, true
 		}
-		if data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(sub), ".gitignore")); err == nil {
+		if data, ok := readIgnoreFile(sb, sub+"/.gitignore"); ok {
 			n = newIgnoreNode(n, sub, data)
 		}
 	}

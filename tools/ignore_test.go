@@ -63,7 +63,7 @@ func TestIgnoreMatchesGit(t *testing.T) {
 
 	var mu sync.Mutex
 	var got []string
-	walkDir(context.Background(), ws.Root, ws.Root, ".", walkOptions{HiddenDirs: true, HiddenFiles: true}, func(_ int, e walkEntry) bool {
+	walkDir(context.Background(), ws.Sandbox, ws.Root, ".", walkOptions{HiddenDirs: true, HiddenFiles: true}, func(_ int, e walkEntry) bool {
 		if !e.isDir() {
 			mu.Lock()
 			got = append(got, e.Rel)
@@ -96,7 +96,7 @@ func TestIgnoreChainForStartDirectory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
-			_, ignored := ignoreChainFor(ws.Root, tt.dir)
+			_, ignored := ignoreChainFor(ws.Sandbox, tt.dir)
 			assert.Equal(t, tt.ignored, ignored)
 		})
 	}

@@ -6,9 +6,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"runtime/metrics"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
@@ -55,28 +54,31 @@ const (
 	jsChoiceOffline = "Run offline"
 )
 
-// JSTool runs JavaScript snippets in a fresh goja runtime per call.
+// JSTool runs JavaScript snippets in a fresh goja runtime per call, each in
+// its own worker process (see jsexec_worker.go).
 type JSTool struct {
 	ws       *Workspace
 	prompter Prompter
-	client   *http.Client
 	memLimit uint64
+	worker   jsWorkerSpec
+
+	spareMu sync.Mutex
+	spare   *jsSpare // started in advance, waiting for the next call
+	closed  bool
 }
 
 // NewJSTool returns the javascript_execute tool. require resolves against
 // ws; p asks the user before a snippet gets network access (nil: never).
 func NewJSTool(ws *Workspace, p Prompter) *JSTool {
-	return &JSTool{
-		ws:       ws,
-		prompter: p,
-		client: &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 10 {
-				return fmt.Errorf("stopped after 10 redirects")
-			}
-			return nil
-		}},
-		memLimit: jsMemoryLimit,
-	}
+	return &JSTool{ws: ws, prompter: p, memLimit: jsMemoryLimit}
+}
+
+// SetWorker sets the program that runs snippets and its arguments. The
+// default is this executable with the js-worker subcommand, which is right
+// for bin/fido; other programs embedding the tool (benchmarks) point it at
+// bin/fido.
+func (t *JSTool) SetWorker(path string, args ...string) {
+	t.worker = jsWorkerSpec{path: path, args: args}
 }
 
 type jsExecParams struct {
@@ -165,7 +167,7 @@ func (s jsStop) String() string {
 	return "stop"
 }
 
-func (t *JSTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *JSTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p jsExecParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("javascript_execute: %v", err), nil
@@ -193,7 +195,7 @@ func (t *JSTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 	offlineWhy := "allow_network was not set"
 	if p.AllowNetwork {
 		var err error
-		network, out.NetworkNote, err = t.approveNetwork(ctx, p.Code)
+		network, out.NetworkNote, err = t.approveNetwork(ctx, inv.CallID, p.Code)
 		if err != nil {
 			return Result{}, err
 		}
@@ -203,72 +205,15 @@ func (t *JSTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 		}
 	}
 
-	start := time.Now()
-	// Requests get the run's time limit; the extra grace lets the watchdog,
-	// not a racing request error, report the timeout.
-	runCtx, cancel := context.WithTimeout(ctx, timeout+jsKillGrace)
-	defer cancel() // also aborts fetches still in flight
-	run := newJSRun(t, runCtx, network, offlineWhy)
-	done := make(chan jsOutcome, 1)
-	go run.execute(p.Code, done)
-
-	var stop jsStop
-	var res jsOutcome
-	finished := false
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	memTick := time.NewTicker(jsMemoryPoll)
-	defer memTick.Stop()
-	heapBase := jsHeapBytes()
-	for !finished && stop == 0 {
-		select {
-		case res = <-done:
-			finished = true
-		case <-timer.C:
-			stop = jsStopTimeout
-		case <-ctx.Done():
-			stop = jsStopCancel
-		case <-memTick.C:
-			if h := jsHeapBytes(); h > heapBase && h-heapBase > t.memLimit {
-				stop = jsStopMemory
-			}
+	res, elapsed, err := t.runWorker(ctx, p.Code, timeout, network, offlineWhy)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
 		}
+		return ErrorResult("javascript_execute: %v", err), nil
 	}
-	killed := false
-	if !finished {
-		run.halt(stop)
-		cancel()
-		select {
-		case res = <-done:
-		case <-time.After(jsKillGrace):
-			killed = true
-		}
-	}
-	elapsed := time.Since(start)
-	run.stopTimers()
-	if stop == jsStopCancel {
-		return Result{}, ctx.Err()
-	}
-	out.Console, out.ConsoleDropped = run.console.snapshot()
-	if !killed && !res.stopped {
-		stop = 0 // it finished on its own before the interrupt took effect
-	}
-	switch {
-	case stop == jsStopTimeout:
-		out.TimedOut = true
-		msg := fmt.Sprintf("timed out after %s", jsDuration(timeout))
-		if killed {
-			msg = fmt.Sprintf("killed after timeout (%s): the runtime did not stop within %s of being interrupted, probably inside a long native call such as a regexp match", jsDuration(timeout), jsKillGrace)
-		}
-		out.Error = &jsError{Name: "TimeoutError", Message: msg, Stack: res.stack}
-	case stop == jsStopMemory:
-		out.Error = &jsError{Name: "RangeError", Message: fmt.Sprintf("stopped: the heap grew by more than %d MiB", t.memLimit>>20)}
-		if killed {
-			out.Error.Message += " (killed: the runtime did not stop after being interrupted)"
-		}
-	default:
-		out.Result, out.ResultString, out.ResultNote, out.Error = res.result, res.resultString, res.resultNote, res.err
-	}
+	res.Network, res.NetworkNote = out.Network, out.NetworkNote
+	out = res
 	if out.Result == nil {
 		out.Result = json.RawMessage("null")
 	}
@@ -286,13 +231,23 @@ func (t *JSTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 
 // approveNetwork asks the user whether this run may use fetch. Declining,
 // dismissing or having nobody to ask means offline, with a note saying why.
-func (t *JSTool) approveNetwork(ctx context.Context, code string) (bool, string, error) {
+func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool, string, error) {
 	if t.prompter == nil {
 		return false, "network access needs the user's approval and there is no user to ask; ran offline", nil
 	}
 	preview := strings.Join(strings.Fields(code), " ")
 	prompt := fmt.Sprintf("javascript_execute asks for network access (fetch; it can also reach localhost and internal services): %s", Shorten(preview, 80))
-	i, err := t.prompter.Select(ctx, prompt, []string{jsChoiceAllow, jsChoiceOffline})
+	q := Question{
+		Prompt:         "Allow this script network access, localhost included? (code shown above)",
+		Items:          []string{jsChoiceAllow, jsChoiceOffline},
+		Safe:           1,
+		Approval:       true,
+		Detail:         strings.TrimRight(code, "\n"),
+		DetailFiletype: "javascript",
+		DetailInfo:     []string{"javascript_execute with network access"},
+		CallID:         callID,
+	}
+	i, err := AskQuestion(ctx, t.prompter, q, prompt)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, "", ctx.Err()
@@ -303,16 +258,6 @@ func (t *JSTool) approveNetwork(ctx context.Context, code string) (bool, string,
 		return true, "", nil
 	}
 	return false, "the user declined network access; ran offline", nil
-}
-
-// jsHeapBytes is the process's heap in use by objects (live and not yet swept).
-func jsHeapBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
 }
 
 // jsSummary is the transcript line: "ok · 3 log lines · 12ms", the error, or the stop.

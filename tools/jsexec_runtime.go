@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"runtime/debug"
 	"strings"
@@ -28,7 +27,7 @@ type jsOutcome struct {
 // jsRun is one call's runtime and event loop. Everything except the fields
 // marked otherwise belongs to the runtime goroutine.
 type jsRun struct {
-	tool       *JSTool
+	tool       *jsEngine
 	ctx        context.Context // ends with the call; fetches use it
 	network    bool
 	offlineWhy string
@@ -71,10 +70,10 @@ type jsTimer struct {
 
 var errJSStopped = errors.New("stopped")
 
-func newJSRun(t *JSTool, ctx context.Context, network bool, offlineWhy string) *jsRun {
+func newJSRun(t *jsEngine, ctx context.Context, network bool, offlineWhy string) *jsRun {
 	return &jsRun{
 		tool: t, ctx: ctx, network: network, offlineWhy: offlineWhy,
-		console: &jsConsole{},
+		console: &jsConsole{kept: t.onConsole},
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		timers:  map[int64]*jsTimer{},
@@ -638,6 +637,9 @@ type jsConsole struct {
 	lines   []jsConsoleLine
 	bytes   int
 	dropped int
+	// kept, when set, is told of every line kept, as it is kept: the worker
+	// streams them to the host so that they survive a crash of the worker.
+	kept func(jsConsoleLine)
 }
 
 func (c *jsConsole) add(level, text string) {
@@ -649,7 +651,11 @@ func (c *jsConsole) add(level, text string) {
 		return
 	}
 	c.bytes += len(text)
-	c.lines = append(c.lines, jsConsoleLine{Level: level, Text: text})
+	line := jsConsoleLine{Level: level, Text: text}
+	c.lines = append(c.lines, line)
+	if c.kept != nil {
+		c.kept(line)
+	}
 }
 
 func (c *jsConsole) snapshot() ([]jsConsoleLine, int) {
@@ -702,7 +708,7 @@ func (r *jsRun) require(dir, spec string) goja.Value {
 		if err != nil {
 			r.throw("require(%q): %v", spec, err)
 		}
-		fi, err := os.Stat(abs)
+		fi, err := r.tool.ws.Sandbox.Stat(abs)
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
@@ -726,7 +732,7 @@ func (r *jsRun) load(spec, abs string, size int64) goja.Value {
 	if r.moduleBytes+int(size) > jsMaxModules {
 		r.throw("require(%q): this run has already required %d bytes; at most %d bytes in all", spec, r.moduleBytes, jsMaxModules)
 	}
-	data, err := os.ReadFile(abs)
+	data, err := r.tool.ws.Sandbox.ReadFile(abs, jsMaxModule)
 	if err != nil {
 		r.throw("require(%q): %s", spec, errorText(r.tool.ws, abs, err))
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -62,7 +61,12 @@ type jsOut struct {
 func jsTool(t testing.TB, files map[string]string, p Prompter) *JSTool {
 	t.Helper()
 	ws, _ := testWorkspace(t, files)
-	return NewJSTool(ws, p)
+	tool := NewJSTool(ws, p)
+	testJSWorker(t, tool)
+	tool.Prewarm() // as the host does: calls do not wait for a process start
+	tool.spareReady()
+	t.Cleanup(tool.Close)
+	return tool
 }
 
 // jsRunCall runs one call through a registry as the main agent and decodes it.
@@ -234,6 +238,7 @@ func TestJSExecTimeouts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			tool.spareReady()
 			start := time.Now()
 			res, out := jsRunCall(t, tool, map[string]any{"code": c.code, "timeout": timeout.Milliseconds()})
 			took := time.Since(start)
@@ -253,26 +258,6 @@ func TestJSExecTimeouts(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestJSExecRegexTimeoutIsBounded(t *testing.T) {
-	// After the watchdog gives up, the abandoned goroutine must not run on:
-	// the regexp match timeout ends the backtrack and the pending interrupt
-	// stops the script.
-	tool := jsTool(t, nil, nil)
-	start := time.Now()
-	reached := make(chan struct{})
-	_, out := jsRunCall(t, tool, map[string]any{"code": `/^(a+)+(?=b)/.test("a".repeat(40)); while (true) {}`, "timeout": 200})
-	require.True(t, out.TimedOut)
-	go func() {
-		defer close(reached)
-		for jsCountGoroutines("executeInner") > 0 && time.Since(start) < 5*time.Second {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
-	<-reached
-	assert.Zero(t, jsCountGoroutines("executeInner"), "the runtime goroutine is still running")
-	assert.Less(t, time.Since(start), jsRegexTimeout+time.Second)
 }
 
 func TestJSExecCancel(t *testing.T) {
@@ -486,7 +471,7 @@ func TestJSExecNetwork(t *testing.T) {
 	}{
 		{"non-http scheme", `fetch("file:///etc/passwd")`, "only absolute http:// and https:// URLs", 2000},
 		{"object body", fmt.Sprintf(`fetch(%q, {method: "POST", body: {a: 1}})`, srv.URL), "body must be a string", 2000},
-		{"response too large", fmt.Sprintf(`module.exports = fetch(%q + "/big")`, srv.URL), "larger than 5 MiB", 3000},
+		{"response too large", fmt.Sprintf(`module.exports = fetch(%q + "/big")`, srv.URL), "larger than 5 MiB", 8000},
 		{"request ends with the run", fmt.Sprintf(`module.exports = fetch(%q + "/slow")`, srv.URL), "timed out after 300ms", 300},
 	}
 	for _, c := range approvedErrors {
@@ -531,17 +516,4 @@ func TestJSExecSpecAndSummaries(t *testing.T) {
 	assert.Equal(t, "1.5s", jsDuration(1500*time.Millisecond))
 	assert.Equal(t, "5s", jsDuration(5*time.Second))
 	assert.Equal(t, "12ms", jsDuration(12*time.Millisecond))
-}
-
-// jsCountGoroutines counts goroutines whose stack mentions fn.
-func jsCountGoroutines(fn string) int {
-	buf := make([]byte, 1<<20)
-	n := runtime.Stack(buf, true)
-	count := 0
-	for _, g := range strings.Split(string(buf[:n]), "\n\n") {
-		if strings.Contains(g, fn) {
-			count++
-		}
-	}
-	return count
 }

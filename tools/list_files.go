@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
 //go:embed list_files.md
@@ -81,7 +85,7 @@ func (t *ListFilesTool) Run(ctx context.Context, _ Invocation, args json.RawMess
 	if err != nil {
 		return ErrorResult("list_files: %v", err), nil
 	}
-	fi, err := os.Stat(abs)
+	fi, err := t.ws.Sandbox.Stat(abs)
 	if err != nil {
 		return ErrorResult("list_files: %v", describeStatError(p.Path, err)), nil
 	}
@@ -89,23 +93,24 @@ func (t *ListFilesTool) Run(ctx context.Context, _ Invocation, args json.RawMess
 		return ErrorResult("list_files: %s is a file, not a directory; use read_file to read it", p.Path), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	opt := walkOptions{HiddenDirs: p.IncludeHidden, HiddenFiles: true}
-	if !p.Recursive {
-		opt.MaxDepth = 1
+	if _, ignored := ignoreChainFor(t.ws.Sandbox, rel); ignored {
+		// git lists nothing below an ignored directory, not even files a
+		// negation inside it seems to re-include.
+		return Result{
+			Content: fmt.Sprintf("(no entries: %s is ignored by .gitignore, so nothing in it is listed; read_file still reads a file in it by path)\n", displayDir(rel)),
+			Summary: "0 entries (ignored directory)",
+		}, nil
 	}
-	lines := make([][]string, opt.workerCount())
-	stats := walkDir(ctx, t.ws.Root, abs, rel, opt, func(w int, e walkEntry) bool {
-		lines[w] = append(lines[w], entryLine(e))
-		return true
-	})
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
+	key := listingKey{root: t.ws.Root, rel: rel, recursive: p.Recursive, hidden: p.IncludeHidden}
+	l := listings.get(key, p.Offset > 0)
+	if l == nil {
+		l = walkListing(ctx, t.ws.Sandbox, abs, key)
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		listings.put(key, l)
 	}
-	var all []string
-	for _, l := range lines {
-		all = append(all, l...)
-	}
-	sort.Strings(all)
+	all, stats := l.entries, l.stats
 	total := len(all)
 	var b strings.Builder
 	if p.Offset >= total && total > 0 {
@@ -139,7 +144,7 @@ func entryLine(e walkEntry) string {
 	case e.isDir():
 		return e.Rel + "/"
 	case e.isLink():
-		target, err := os.Readlink(e.Abs)
+		target, err := e.readlink()
 		if err != nil {
 			return e.Rel + " -> ?"
 		}
@@ -154,4 +159,152 @@ func displayDir(p string) string {
 		return "./"
 	}
 	return strings.TrimSuffix(p, "/") + "/"
+}
+
+// Paging through a long listing must not walk the tree once per page: the
+// first page walks and keeps the sorted listing, later pages (offset > 0)
+// reuse it while the tree is unchanged. "Unchanged" is checked, not
+// assumed: every directory the walk read and every ignore file that
+// applied must still have the modification time (and size) it had, which
+// costs one stat per directory instead of a listing and ignore matching per
+// entry. A first page always walks afresh.
+
+// listingTTL bounds how long a kept listing is trusted at all (file systems
+// with coarse timestamps could hide a change made within the same tick).
+const listingTTL = 2 * time.Minute
+
+// listingClockSlack covers file-system timestamps coarser than time.Now.
+const listingClockSlack = 50 * time.Millisecond
+
+// listingCacheSize is how many listings are kept (one per recent path and options).
+const listingCacheSize = 4
+
+type listingKey struct {
+	root, rel         string
+	recursive, hidden bool
+}
+
+type fileStamp struct {
+	path  string
+	mtime time.Time
+	size  int64
+	exist bool
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fileStamp{path: path}
+	}
+	return fileStamp{path: path, mtime: fi.ModTime(), size: fi.Size(), exist: true}
+}
+
+type listing struct {
+	key     listingKey
+	entries []string
+	stats   walkStats
+	stamps  []fileStamp
+	made    time.Time
+}
+
+// fresh reports whether nothing the listing was built from has changed.
+func (l *listing) fresh() bool {
+	if time.Since(l.made) > listingTTL {
+		return false
+	}
+	for _, s := range l.stamps {
+		if stampOf(s.path) != s {
+			return false
+		}
+	}
+	return true
+}
+
+type listingCache struct {
+	mu   sync.Mutex
+	list []*listing // most recent first
+}
+
+var listings listingCache
+
+// listingWalks counts tree walks made for list_files (tests check paging reuses them).
+var listingWalks atomic.Int64
+
+// get returns a kept listing for key when reuse is allowed and it is fresh.
+func (c *listingCache) get(key listingKey, reuse bool) *listing {
+	if !reuse {
+		return nil
+	}
+	c.mu.Lock()
+	var l *listing
+	for _, x := range c.list {
+		if x.key == key {
+			l = x
+			break
+		}
+	}
+	c.mu.Unlock()
+	if l == nil || !l.fresh() {
+		return nil
+	}
+	return l
+}
+
+func (c *listingCache) put(key listingKey, l *listing) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.list = slices.DeleteFunc(c.list, func(x *listing) bool { return x.key == key })
+	c.list = append([]*listing{l}, c.list...)
+	if len(c.list) > listingCacheSize {
+		c.list = c.list[:listingCacheSize]
+	}
+}
+
+// walkListing walks the directory abs once and returns its sorted listing
+// with the stamps that later show whether it is still current.
+func walkListing(ctx context.Context, sb *Sandbox, abs string, key listingKey) *listing {
+	root := sb.Root()
+	listingWalks.Add(1)
+	made := time.Now()
+	opt := walkOptions{HiddenDirs: key.hidden, HiddenFiles: true}
+	if !key.recursive {
+		opt.MaxDepth = 1
+	}
+	n := opt.workerCount()
+	lines := make([][]string, n)
+	watch := make([][]string, n) // directories read and ignore files seen
+	stats := walkDir(ctx, sb, abs, key.rel, opt, func(w int, e walkEntry) bool {
+		lines[w] = append(lines[w], entryLine(e))
+		if (e.isDir() && key.recursive) || e.Type.IsRegular() && filepath.Base(e.Rel) == ".gitignore" {
+			watch[w] = append(watch[w], e.Abs)
+		}
+		return true
+	})
+	l := &listing{key: key, stats: stats, made: made}
+	for _, x := range lines {
+		l.entries = append(l.entries, x...)
+	}
+	sort.Strings(l.entries)
+	// The ignore files that apply from above, the start directory itself,
+	// and what the walk read below it.
+	paths := []string{filepath.Join(root, ".git", "info", "exclude"), filepath.Join(root, ".gitignore"), abs}
+	if key.rel != "." && key.rel != "" {
+		parts := strings.Split(key.rel, "/")
+		for i := range parts {
+			paths = append(paths, filepath.Join(root, filepath.FromSlash(strings.Join(parts[:i+1], "/")), ".gitignore"))
+		}
+	}
+	for _, x := range watch {
+		paths = append(paths, x...)
+	}
+	for _, p := range paths {
+		st := stampOf(p)
+		// Changed while walking, or too recently for a coarse file-system
+		// clock to tell a later change apart: never reuse.
+		if st.mtime.After(made.Add(-listingClockSlack)) {
+			l.made = time.Time{}
+		}
+		l.stamps = append(l.stamps, st)
+	}
+	return l
 }

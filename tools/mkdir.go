@@ -4,10 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
 )
 
 //go:embed mkdir.md
@@ -28,7 +24,7 @@ func (t *MkdirTool) Parameters() json.RawMessage {
 }
 func (t *MkdirTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
 
-func (t *MkdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *MkdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p pathParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("mkdir: %v", err), nil
@@ -41,24 +37,25 @@ func (t *MkdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 		return ErrorResult("mkdir: %v", err), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	if fi, err := os.Stat(abs); err == nil {
+	if err := t.ws.Sandbox.gitDirError(p.Path, abs); err != nil {
+		return ErrorResult("mkdir: %v", err), nil
+	}
+	if fi, err := t.ws.Sandbox.Stat(abs); err == nil {
 		if fi.IsDir() {
 			return Result{Content: rel + "/ already exists; nothing changed\n", Summary: "already exists"}, nil
 		}
 		return ErrorResult("mkdir: %s exists and is a file", rel), nil
 	}
-	// The topmost missing ancestor is what undo must remove.
-	top := abs
-	for d := filepath.Dir(abs); d != t.ws.Root && len(d) > len(t.ws.Root); d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		top = d
+	// The topmost directory created is what undo must remove; a failure part
+	// way removes what was created.
+	top, err := t.ws.Sandbox.MkdirAll(abs, 0o755)
+	if err != nil {
+		return ErrorResult("mkdir: %s; nothing was created", errorText(t.ws, abs, err)), nil
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return ErrorResult("mkdir: %s", errorText(t.ws, abs, err)), nil
+	if top == "" {
+		return Result{Content: rel + "/ already exists; nothing changed\n", Summary: "already exists"}, nil
 	}
-	note := t.ws.record(UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)})
+	note := t.ws.record(inv.tag(UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)}))
 	return Result{Content: "created " + rel + "/\n" + note, Summary: "created", Changed: []string{abs}}, nil
 }
 

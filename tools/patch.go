@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -27,7 +27,7 @@ type patchOp struct {
 	Content   *string `json:"content"`
 	Search    *string `json:"search"`
 	Replace   *string `json:"replace"`
-	Skiplines int     `json:"skiplines"`
+	Skiplines *int    `json:"skiplines"` // nil: not given, the search text must be unique
 }
 
 type patchParams struct {
@@ -50,9 +50,9 @@ func (t *PatchTool) Parameters() json.RawMessage {
         "properties": {
           "path": {"type": "string", "description": "File relative to the workspace root."},
           "content": {"type": "string", "description": "Full new content (create or overwrite). Not with search/replace."},
-          "search": {"type": "string", "description": "Exact text to find (first occurrence after skiplines lines)."},
+          "search": {"type": "string", "description": "Exact text to find; it must occur once (after skiplines lines, if given)."},
           "replace": {"type": "string", "description": "Replacement for search; \"\" deletes."},
-          "skiplines": {"type": "integer", "minimum": 0, "description": "Lines to skip before searching. Default 0."}
+          "skiplines": {"type": "integer", "minimum": 0, "description": "Lines to skip before searching; when given, the first occurrence after them is replaced even if the text occurs again."}
         },
         "required": ["path"],
         "additionalProperties": false
@@ -90,7 +90,7 @@ func (op patchOp) validate() error {
 	case op.Content != nil && (op.Search != nil || op.Replace != nil):
 		return errors.New("give either content, or search and replace, not both")
 	case op.Content != nil:
-		if op.Skiplines != 0 {
+		if op.Skiplines != nil {
 			return errors.New("skiplines only applies to search/replace")
 		}
 		return nil
@@ -102,13 +102,13 @@ func (op patchOp) validate() error {
 		return errors.New(`search needs replace (use "replace": "" to delete the text)`)
 	case *op.Search == "":
 		return errors.New("search must not be empty")
-	case op.Skiplines < 0:
-		return fmt.Errorf("skiplines must be 0 or more, got %d", op.Skiplines)
+	case op.Skiplines != nil && *op.Skiplines < 0:
+		return fmt.Errorf("skiplines must be 0 or more, got %d", *op.Skiplines)
 	}
 	return nil
 }
 
-func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *PatchTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p patchParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("patch: %v", err), nil
@@ -128,16 +128,39 @@ func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 		if a == t.ws.Root {
 			return ErrorResult("patch: operation %d: path must name a file, not the workspace root; nothing was changed", i+1), nil
 		}
+		if err := t.ws.Sandbox.gitDirError(op.Path, a); err != nil {
+			return ErrorResult("patch: operation %d: %v", i+1, err), nil
+		}
 		abs[i] = a
 	}
-	checked := map[string]bool{}
-	for i, a := range abs {
-		if checked[a] {
-			continue
+	unsaved := func() *Result {
+		checked := map[string]bool{}
+		for i, a := range abs {
+			if checked[a] {
+				continue
+			}
+			checked[a] = true
+			if err := t.ws.modifiedError(ctx, a); err != nil {
+				res := ErrorResult("patch: operation %d: %v", i+1, err)
+				return &res
+			}
 		}
-		checked[a] = true
-		if err := t.ws.modifiedError(ctx, a); err != nil {
-			return ErrorResult("patch: operation %d: %v", i+1, err), nil
+		return nil
+	}
+	if res := unsaved(); res != nil {
+		return *res, nil
+	}
+	if inv.Gate != nil && inv.Gate.Reviewing() {
+		ap, res, ok := t.reviewPatch(ctx, inv, args, p.Operations, abs)
+		if !ok {
+			return res, nil
+		}
+		// The user may have edited while looking at the change.
+		if err := ap.unchanged(); err != nil {
+			return ErrorResult("patch: %v", err), nil
+		}
+		if res := unsaved(); res != nil {
+			return *res, nil
 		}
 	}
 
@@ -160,13 +183,23 @@ func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 			fmt.Fprintf(&b, "op %d – %s: not attempted\n", i+1, op.Path)
 			continue
 		}
-		msg, entry, err := t.apply(op, abs[i])
+		// Read-before-write: an existing file must still be what the
+		// conversation last saw (search/replace may edit an unread file).
+		err := t.ws.checkSeen(ctx, inv.Files, abs[i], op.Content == nil)
+		var (
+			msg   string
+			entry UndoEntry
+		)
+		if err == nil {
+			msg, entry, err = t.apply(op, abs[i], inv)
+		}
 		if err != nil {
 			failed, reason = i, err.Error()
 			fmt.Fprintf(&b, "op %d ✗ %s: %v\n", i+1, op.Path, err)
 			continue
 		}
 		applied++
+		inv.Files.Saw(entry.Path, entry.After)
 		fmt.Fprintf(&b, "op %d ✓ %s: %s\n", i+1, op.Path, msg)
 		if !seen[abs[i]] {
 			seen[abs[i]] = true
@@ -193,10 +226,10 @@ func (t *PatchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 }
 
 // apply runs one operation and returns a short description and its undo entry.
-func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
+func (t *PatchTool) apply(op patchOp, abs string, inv Invocation) (string, UndoEntry, error) {
 	rel := t.ws.Sandbox.Rel(abs)
-	entry := UndoEntry{Tool: "patch", Path: rel}
-	fi, statErr := os.Stat(abs)
+	entry := inv.tag(UndoEntry{Tool: "patch", Path: rel})
+	fi, statErr := t.ws.Sandbox.Stat(abs)
 	exists := statErr == nil
 	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
 		return "", entry, errors.New(errorText(t.ws, abs, statErr))
@@ -218,19 +251,23 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 		adapted := ""
 		if exists {
 			entry.Op = "overwrite"
-			recordPrior(&entry, abs)
-			if usesCRLF(abs) && !bytes.Contains(content, []byte("\r\n")) && bytes.Contains(content, nl) {
+			t.ws.recordPrior(&entry, abs)
+			if usesCRLF(t.ws.Sandbox, abs) && !bytes.Contains(content, []byte("\r\n")) && bytes.Contains(content, nl) {
 				content = toCRLF(content)
 				adapted = ", CRLF kept"
 			}
 		}
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		top, err := t.ws.Sandbox.MkdirAll(filepath.Dir(abs), 0o755)
+		if err != nil {
 			return "", entry, errors.New(errorText(t.ws, filepath.Dir(abs), err))
 		}
-		if err := WriteFileAtomic(abs, content, perm); err != nil {
+		entry.After = contentHash(content)
+		t.ws.beginUndo(&entry)
+		if err := t.ws.Sandbox.WriteFileAtomic(abs, content, perm); err != nil {
+			t.ws.abortUndo(entry)
+			t.ws.removeEmptyDirs(filepath.Dir(abs), top)
 			return "", entry, errors.New(errorText(t.ws, abs, err))
 		}
-		entry.After = contentHash(content)
 		verb := "created"
 		if exists {
 			verb = "overwrote"
@@ -244,7 +281,7 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 	if fi.Size() > maxPatchFileSize {
 		return "", entry, fmt.Errorf("%s is %d bytes; search/replace handles files up to %d bytes (overwrite it with content instead)", rel, fi.Size(), maxPatchFileSize)
 	}
-	data, err := os.ReadFile(abs)
+	data, err := t.ws.Sandbox.ReadFile(abs, maxPatchFileSize)
 	if err != nil {
 		return "", entry, errors.New(errorText(t.ws, abs, err))
 	}
@@ -254,39 +291,124 @@ func (t *PatchTool) apply(op patchOp, abs string) (string, UndoEntry, error) {
 	entry.Op = "edit"
 	priorContent(&entry, data)
 	entry.PriorMode = fi.Mode().Perm()
-	search, replace := []byte(*op.Search), []byte(*op.Replace)
-	crlf := bytes.Contains(data, []byte("\r\n"))
-	if crlf && !bytes.Contains(search, []byte{'\r'}) {
-		search, replace = toCRLF(search), toCRLF(replace)
-	}
-	start, ok := lineOffset(data, op.Skiplines)
-	if !ok {
-		return "", entry, fmt.Errorf("skiplines is %d but %s has only %d lines", op.Skiplines, rel, countLines(data))
-	}
-	i := bytes.Index(data[start:], search)
-	if i < 0 {
-		if j := bytes.Index(data, search); j >= 0 {
-			return "", entry, fmt.Errorf("search text not found after skipping %d lines; it occurs earlier, at line %d (lower skiplines)", op.Skiplines, bytes.Count(data[:j], nl)+1)
-		}
-		return "", entry, fmt.Errorf("search text not found in %s; it must match exactly, including whitespace and indentation: read the file again and copy the text", rel)
-	}
-	i += start
-	out := make([]byte, 0, len(data)-len(search)+len(replace))
-	out = append(append(append(out, data[:i]...), replace...), data[i+len(search):]...)
-	if err := WriteFileAtomic(abs, out, perm); err != nil {
-		return "", entry, errors.New(errorText(t.ws, abs, err))
+	out, line, err := searchReplace(data, rel, *op.Search, *op.Replace, op.Skiplines)
+	if err != nil {
+		return "", entry, err
 	}
 	entry.After = contentHash(out)
-	return fmt.Sprintf("replaced at line %d", bytes.Count(data[:i], nl)+1), entry, nil
+	t.ws.beginUndo(&entry)
+	if err := t.ws.Sandbox.WriteFileAtomic(abs, out, perm); err != nil {
+		t.ws.abortUndo(entry)
+		return "", entry, errors.New(errorText(t.ws, abs, err))
+	}
+	return fmt.Sprintf("replaced at line %d", line), entry, nil
+}
+
+// maxListedOccurrences caps the line numbers an ambiguity error lists.
+const maxListedOccurrences = 20
+
+// searchReplace replaces one occurrence of search in data (the file rel)
+// and returns the new content and the 1-based line of the replacement.
+// Without skiplines the search text must occur exactly once: several
+// occurrences are refused with their line numbers, because the first one
+// is often the wrong one. With skiplines the first occurrence starting
+// after that many lines is replaced. A \n in search also matches \r\n, so
+// LF-only search text finds its lines in CRLF and mixed files; replace then
+// takes the line endings of the text it replaces.
+func searchReplace(data []byte, rel, search, replace string, skiplines *int) ([]byte, int, error) {
+	skip := 0
+	if skiplines != nil {
+		skip = *skiplines
+	}
+	start, ok := lineOffset(data, skip)
+	if !ok {
+		return nil, 0, fmt.Errorf("skiplines is %d but %s has only %d lines", skip, rel, countLines(data))
+	}
+	find := exactFinder([]byte(search))
+	if strings.Contains(search, "\n") && !strings.Contains(search, "\r") && bytes.Contains(data, []byte("\r\n")) {
+		parts := strings.Split(search, "\n")
+		for i, p := range parts {
+			parts[i] = regexp.QuoteMeta(p)
+		}
+		re := regexp.MustCompile(strings.Join(parts, `\r?\n`))
+		find = func(b []byte) (int, int) {
+			loc := re.FindIndex(b)
+			if loc == nil {
+				return -1, 0
+			}
+			return loc[0], loc[1] - loc[0]
+		}
+	}
+	lineAt := func(off int) int { return bytes.Count(data[:off], nl) + 1 }
+	i, n := find(data[start:])
+	if i < 0 {
+		if j, _ := find(data); j >= 0 {
+			return nil, 0, fmt.Errorf("search text not found after skipping %d lines; it occurs earlier, at line %d (lower skiplines)", skip, lineAt(j))
+		}
+		return nil, 0, fmt.Errorf("search text not found in %s; it must match exactly, including whitespace and indentation: read the file again and copy the text", rel)
+	}
+	i += start
+	if skiplines == nil {
+		lines := []int{lineAt(i)}
+		count := 1
+		for pos := i + 1; pos < len(data); {
+			j, _ := find(data[pos:])
+			if j < 0 {
+				break
+			}
+			count++
+			if len(lines) < maxListedOccurrences {
+				lines = append(lines, lineAt(pos+j))
+			}
+			pos += j + 1
+		}
+		if count > 1 {
+			list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(lines)), ", "), "[]")
+			if count > len(lines) {
+				list += ", …"
+			}
+			return nil, 0, fmt.Errorf("search text occurs %d times in %s (at lines %s); nothing was replaced: add surrounding lines to search so it occurs once, or give skiplines to pick one (skiplines=%d replaces the first occurrence after line %d, the one at line %d)",
+				count, rel, list, lines[1]-1, lines[1]-1, lines[1])
+		}
+	}
+	matched := data[i : i+n]
+	rep := []byte(replace)
+	if !strings.Contains(replace, "\r") && strings.Contains(replace, "\n") && endsInCRLF(data, matched, i+n) {
+		rep = toCRLF(rep)
+	}
+	out := make([]byte, 0, len(data)-n+len(rep))
+	out = append(append(append(out, data[:i]...), rep...), data[i+n:]...)
+	return out, lineAt(i), nil
+}
+
+// exactFinder finds search byte for byte: offset and length, or -1.
+func exactFinder(search []byte) func([]byte) (int, int) {
+	return func(b []byte) (int, int) { return bytes.Index(b, search), len(search) }
+}
+
+// endsInCRLF reports whether replaced text should use CRLF: the matched
+// text's own line breaks decide; without one, the line it ends on does.
+func endsInCRLF(data, matched []byte, end int) bool {
+	if bytes.Contains(matched, nl) {
+		return bytes.Contains(matched, []byte("\r\n"))
+	}
+	j := bytes.IndexByte(data[end:], '\n')
+	if j < 0 {
+		return bytes.Contains(data, []byte("\r\n")) // last line: the file's style
+	}
+	return end+j > 0 && data[end+j-1] == '\r'
 }
 
 // usesCRLF reports whether the file at abs has CRLF line endings (judged by its first line end).
-func usesCRLF(abs string) bool {
-	f, err := os.Open(abs)
+func usesCRLF(sb *Sandbox, abs string) bool {
+	f, fi, err := sb.Open(abs)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		return false
+	}
 	buf := make([]byte, 64<<10)
 	n, _ := f.Read(buf)
 	i := bytes.IndexByte(buf[:n], '\n')

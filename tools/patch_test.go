@@ -30,9 +30,21 @@ func TestPatchOperations(t *testing.T) {
 		{"overwrite", map[string]string{"f.txt": "old\n"},
 			[]op{{"path": "f.txt", "content": "new\ntext\n"}},
 			map[string]string{"f.txt": "new\ntext\n"}, "overwrote (2 lines)"},
-		{"first match only", map[string]string{"f.txt": "x = 1\nx = 1\n"},
-			[]op{{"path": "f.txt", "search": "x = 1", "replace": "x = 2"}},
+		{"explicit skiplines 0 takes the first of several", map[string]string{"f.txt": "x = 1\nx = 1\n"},
+			[]op{{"path": "f.txt", "search": "x = 1", "replace": "x = 2", "skiplines": 0}},
 			map[string]string{"f.txt": "x = 2\nx = 1\n"}, "replaced at line 1"},
+		{"unique text needs no skiplines", map[string]string{"f.txt": "x = 1\ny = 1\n"},
+			[]op{{"path": "f.txt", "search": "y = 1", "replace": "y = 2"}},
+			map[string]string{"f.txt": "x = 1\ny = 2\n"}, "replaced at line 2"},
+		{"LF search in a mixed file finds an LF region", map[string]string{"m.txt": "a\r\nb\nc\nd\r\n"},
+			[]op{{"path": "m.txt", "search": "b\nc\n", "replace": "B\nC\n"}},
+			map[string]string{"m.txt": "a\r\nB\nC\nd\r\n"}, "replaced at line 2"},
+		{"LF search in a mixed file finds a mixed region", map[string]string{"m.txt": "a\r\nb\nc\r\nd\n"},
+			[]op{{"path": "m.txt", "search": "a\nb\nc", "replace": "x\ny"}},
+			map[string]string{"m.txt": "x\r\ny\r\nd\n"}, "replaced at line 1"},
+		{"one-line search in a CRLF file keeps CRLF in replace", map[string]string{"w.txt": "a\r\nb\r\n"},
+			[]op{{"path": "w.txt", "search": "b", "replace": "b\nb2"}},
+			map[string]string{"w.txt": "a\r\nb\r\nb2\r\n"}, "replaced at line 2"},
 		{"skiplines targets a later match", map[string]string{"f.txt": "x = 1\nx = 1\nx = 1\n"},
 			[]op{{"path": "f.txt", "search": "x = 1", "replace": "x = 2", "skiplines": 1}},
 			map[string]string{"f.txt": "x = 1\nx = 2\nx = 1\n"}, "replaced at line 2"},
@@ -134,6 +146,7 @@ func TestPatchErrors(t *testing.T) {
 		{"directory", map[string]any{"operations": []op{{"path": "dir", "content": "x"}}}, "dir is a directory"},
 		{"binary", map[string]any{"operations": []op{{"path": "bin", "search": "a", "replace": "b"}}}, "binary file"},
 		{"skiplines past end", map[string]any{"operations": []op{{"path": "a.txt", "search": "x", "replace": "y", "skiplines": 5}}}, "has only 2 lines"},
+		{"ambiguous search", map[string]any{"operations": []op{{"path": "a.txt", "search": "x = 1", "replace": "y"}}}, "occurs 2 times in a.txt (at lines 1, 2)"},
 		{"match only before skiplines", map[string]any{"operations": []op{{"path": "a.txt", "search": "x = 1\nx", "replace": "y", "skiplines": 1}}}, "occurs earlier, at line 1"},
 	}
 	for _, tt := range tests {
@@ -144,6 +157,40 @@ func TestPatchErrors(t *testing.T) {
 		})
 	}
 	assert.Equal(t, "x = 1\nx = 1\n", readFile(t, ws, "a.txt"))
+}
+
+func TestSearchReplaceAmbiguity(t *testing.T) {
+	data := []byte("a\nfoo()\nb\nfoo()\nc\nfoo()\n")
+	_, _, err := searchReplace(data, "f.go", "foo()", "bar()", nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "occurs 3 times in f.go (at lines 2, 4, 6)")
+	assert.Contains(t, err.Error(), "skiplines=3")
+	// The suggested skiplines picks the second occurrence.
+	three := 3
+	out, line, err := searchReplace(data, "f.go", "foo()", "bar()", &three)
+	require.NoError(t, err)
+	assert.Equal(t, 4, line)
+	assert.Equal(t, "a\nfoo()\nb\nbar()\nc\nfoo()\n", string(out))
+	// Unique after skiplines, or several with skiplines given: applied.
+	five := 5
+	out, line, err = searchReplace(data, "f.go", "foo()", "bar()", &five)
+	require.NoError(t, err)
+	assert.Equal(t, 6, line)
+	assert.Equal(t, "a\nfoo()\nb\nfoo()\nc\nbar()\n", string(out))
+	// Overlapping occurrences count too.
+	_, _, err = searchReplace([]byte("aaa\n"), "f", "aa", "b", nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "occurs 2 times")
+	// More than the listed cap.
+	many := []byte(strings.Repeat("x\n", 30))
+	_, _, err = searchReplace(many, "f", "x", "y", nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "occurs 30 times in f (at lines 1, 2, 3")
+	assert.Contains(t, err.Error(), "20, …)")
+	// CRLF and LF occurrences of LF search text are both occurrences.
+	_, _, err = searchReplace([]byte("a\r\nb\na\nb\r\n"), "f", "a\nb", "c", nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "at lines 1, 3")
 }
 
 func TestPatchThroughSymlinks(t *testing.T) {

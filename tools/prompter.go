@@ -13,3 +13,44 @@ type Prompter interface {
 	// the user dismissed the prompt.
 	Input(ctx context.Context, prompt, def string) (text string, ok bool, err error)
 }
+
+// Question is a choice shown with everything the user decides about: the
+// picker's prompt stays one short line while Detail (a whole command, code,
+// a diff) is shown in full beside it.
+type Question struct {
+	// Prompt is one short line (e.g. "Run this command? (13 lines, shown above)").
+	Prompt string
+	// Items are the choices; Safe is the index of the least permissive one,
+	// which the editor preselects or lists first (the answer is still an
+	// index into Items).
+	Items []string
+	Safe  int
+	// Approval marks a question that approves an action (the statusline says
+	// "waiting for approval").
+	Approval bool
+	// Detail is the full text the question is about; DetailFiletype its
+	// syntax (e.g. "sh"); DetailInfo short lines shown above it (working
+	// directory, timeout).
+	Detail         string
+	DetailFiletype string
+	DetailInfo     []string
+	// CallID is the tool call asking, so the editor can show the detail
+	// again later (:FidoShow).
+	CallID string
+}
+
+// Asker is a Prompter that shows a Question's detail in full. Tools ask
+// through AskQuestion, which falls back to Select for Prompters without it.
+type Asker interface {
+	// Ask returns the index into q.Items, or -1 when the user dismissed it.
+	Ask(ctx context.Context, q Question) (int, error)
+}
+
+// AskQuestion asks q through p's Ask when p has one, else through Select
+// with fallbackPrompt (which must then carry the detail itself).
+func AskQuestion(ctx context.Context, p Prompter, q Question, fallbackPrompt string) (int, error) {
+	if a, ok := p.(Asker); ok {
+		return a.Ask(ctx, q)
+	}
+	return p.Select(ctx, fallbackPrompt, q.Items)
+}

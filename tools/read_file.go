@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 //go:embed read_file.md
@@ -21,7 +24,8 @@ const (
 	readMaxLimit     = 2000
 	readMaxLineLen   = 4000
 	readMaxBytes     = 256 << 10
-	binarySniffLen   = 8 << 10
+	// sparseCheckSize: larger files are checked for holes before reading.
+	sparseCheckSize = 1 << 20
 )
 
 // ReadFileTool reads a text file by lines.
@@ -73,7 +77,7 @@ type readLines struct {
 	byteCap  bool // stopped early at readMaxBytes
 }
 
-func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *ReadFileTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p readFileParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("read_file: %v", err), nil
@@ -97,22 +101,30 @@ func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessa
 		return ErrorResult("read_file: %v", err), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	f, err := os.Open(abs)
+	// Opened without blocking and typed by Fstat of the open descriptor: a
+	// FIFO or device is refused before a byte is read.
+	f, fi, err := t.ws.Sandbox.Open(abs)
 	if err != nil {
 		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
-	}
 	if fi.IsDir() {
 		return ErrorResult("read_file: %s is a directory; use list_files to see its entries", rel), nil
 	}
 	if !fi.Mode().IsRegular() {
-		return ErrorResult("read_file: %s is not a regular file", rel), nil
+		return ErrorResult("read_file: %s is not a regular file (it is %s)", rel, confined.TypeName(fi.Mode())), nil
 	}
-	rl, err := readWindow(ctx, f, p.Seek, p.Limit)
+	// A sparse file's holes read as NUL bytes: gigabytes of them would be
+	// read (and counted as one endless line) before the answer "binary".
+	if fi.Size() > sparseCheckSize {
+		if off, ok := firstHole(f, fi.Size()); ok {
+			return ErrorResult("read_file: %s is a binary file (a sparse file of %d bytes: from byte %d on, a hole reads as NUL bytes); read_file only reads text", rel, fi.Size(), off), nil
+		}
+	}
+	// The whole file streams through readWindow: hash it on the way, so the
+	// conversation knows which content the model saw (partial reads too).
+	sum := sha256.New()
+	rl, err := readWindow(ctx, io.TeeReader(confined.Reader(ctx, f), sum), p.Seek, p.Limit)
 	if err != nil {
 		if errors.Is(err, errBinary) {
 			return ErrorResult("read_file: %s is a binary file (it contains NUL bytes); read_file only reads text", rel), nil
@@ -123,11 +135,13 @@ func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessa
 		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
 	}
 	if rl.total == 0 {
+		inv.Files.Saw(rel, hex.EncodeToString(sum.Sum(nil)))
 		return Result{Content: fmt.Sprintf("[%s: empty file, 0 lines]\n", rel), Summary: "empty file"}, nil
 	}
 	if p.Seek >= rl.total {
 		return ErrorResult("read_file: seek %d is past the end: %s has %d lines (valid seek: 0 to %d)", p.Seek, rel, rl.total, rl.total-1), nil
 	}
+	inv.Files.Saw(rel, hex.EncodeToString(sum.Sum(nil)))
 	var b strings.Builder
 	crlf := ""
 	if rl.crlf {
@@ -155,27 +169,35 @@ func (t *ReadFileTool) Run(ctx context.Context, _ Invocation, args json.RawMessa
 
 var errBinary = errors.New("binary file")
 
+// firstHole is confined.FirstHole; tests replace it to act as a file system
+// that cannot report holes.
+var firstHole = confined.FirstHole
+
 // readWindow streams r once: it counts every line and keeps lines
 // [seek, seek+limit) within the byte caps.
 func readWindow(ctx context.Context, r io.Reader, seek, limit int) (readLines, error) {
+	// The whole file is checked for NUL bytes, not only its start: the same
+	// rule as ripgrep's and patch's, so every tool agrees on what is binary.
 	br := bufio.NewReaderSize(r, 64<<10)
-	head, err := br.Peek(binarySniffLen)
-	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
-		return readLines{}, err
-	}
-	if bytes.IndexByte(head, 0) >= 0 {
-		return readLines{}, errBinary
-	}
 	rl := readLines{first: seek}
 	var out bytes.Buffer
-	var line []byte // the current line's kept prefix
-	lineLen := 0
+	var line []byte  // the current line's kept prefix
+	lineLen := 0     // bytes of the current line, its ending included
+	var tail [2]byte // the line's last two bytes, to find its ending
 	inLine := false
 	taking := func() bool { return rl.total >= seek && rl.returned < limit && !rl.byteCap }
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if bytes.IndexByte(chunk, 0) >= 0 {
+			return readLines{}, errBinary
+		}
 		if len(chunk) > 0 {
 			inLine = true
+			if len(chunk) >= 2 {
+				tail = [2]byte{chunk[len(chunk)-2], chunk[len(chunk)-1]}
+			} else {
+				tail = [2]byte{tail[1], chunk[0]}
+			}
 			if taking() && len(line) < readMaxLineLen+2 {
 				line = append(line, chunk...)
 			}
@@ -202,7 +224,15 @@ func readWindow(ctx context.Context, r io.Reader, seek, limit int) (readLines, e
 						for cut > 0 && content[cut]&0xC0 == 0x80 {
 							cut--
 						}
-						content = append(content[:cut:cut], fmt.Sprintf(" … [line cut: %d bytes]", lineLen)...)
+						// The size reported is the line's text, without its ending.
+						n := lineLen
+						if tail[1] == '\n' {
+							n--
+							if tail[0] == '\r' && lineLen >= 2 {
+								n--
+							}
+						}
+						content = append(content[:cut:cut], fmt.Sprintf(" … [line cut: %d bytes]", n)...)
 						rl.cutLines++
 					}
 					out.Write(content)
@@ -213,7 +243,7 @@ func readWindow(ctx context.Context, r io.Reader, seek, limit int) (readLines, e
 				rl.crlf = true
 			}
 			rl.total++
-			line, lineLen, inLine = line[:0], 0, false
+			line, lineLen, inLine, tail = line[:0], 0, false, [2]byte{}
 			if rl.total%65536 == 0 && ctx.Err() != nil {
 				return rl, ctx.Err()
 			}

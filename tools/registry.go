@@ -27,6 +27,35 @@ type Registry struct {
 	tools  []Tool
 	byName map[string]Tool
 	specs  []Spec
+	around map[string]runFunc // Intercept
+}
+
+// Interceptor runs around the calls of one tool, after the guard and the
+// argument checks: it may look before and after run (which runs the tool)
+// and extend the result, e.g. with the diagnostics an edit introduced.
+type Interceptor func(ctx context.Context, inv Invocation, args json.RawMessage, run func(context.Context) (Result, error)) (Result, error)
+
+// runFunc runs one call of a tool, interceptors included.
+type runFunc func(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error)
+
+// Intercept installs f around every call of the named tool. Call it while
+// wiring, before the registry is used; a second call for a name wraps the first.
+func (r *Registry) Intercept(name string, f Interceptor) error {
+	t, ok := r.byName[name]
+	if !ok {
+		return fmt.Errorf("tools: cannot intercept unknown tool %q", name)
+	}
+	if r.around == nil {
+		r.around = map[string]runFunc{}
+	}
+	inner := r.around[name]
+	if inner == nil {
+		inner = t.Run
+	}
+	r.around[name] = func(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
+		return f(ctx, inv, args, func(ctx context.Context) (Result, error) { return inner(ctx, inv, args) })
+	}
+	return nil
 }
 
 // NewRegistry sorts the tools by name and freezes their specs.
@@ -79,6 +108,12 @@ func (r *Registry) With(extra ...Tool) (*Registry, error) {
 	}
 	out.tools = append(append(out.tools, r.tools...), x.tools...)
 	out.specs = append(append(out.specs, r.specs...), x.specs...)
+	if len(r.around) > 0 { // the built-in tools keep their interceptors
+		out.around = make(map[string]runFunc, len(r.around))
+		for name, f := range r.around {
+			out.around[name] = f
+		}
+	}
 	return out, nil
 }
 
@@ -107,6 +142,9 @@ func (r *Registry) Names() []string {
 // syntax, then the tool. It never panics and always returns a result the model
 // can read, so every tool call in the history gets a tool message.
 func (r *Registry) Invoke(ctx context.Context, inv Invocation, name string, args json.RawMessage) (res Result) {
+	// Whatever a tool read (a command printing the environment, a file
+	// holding the key), Fido's keys never reach the model or the transcript.
+	defer func() { res.Content, res.Summary = Redact(res.Content), Redact(res.Summary) }()
 	t, ok := r.byName[name]
 	if !ok {
 		return ErrorResult("unknown tool %q; available tools: %s", name, strings.Join(r.Names(), ", "))
@@ -129,7 +167,11 @@ func (r *Registry) Invoke(ctx context.Context, inv Invocation, name string, args
 			_, _ = fmt.Fprintf(panicLog, "tool %s panic: %v\n%s\n", name, p, debug.Stack())
 		}
 	}()
-	out, err := t.Run(ctx, inv, args)
+	run := t.Run
+	if f := r.around[name]; f != nil {
+		run = f
+	}
+	out, err := run(ctx, inv, args)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return ErrorResult("%s was cancelled", name)

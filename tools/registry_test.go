@@ -82,9 +82,52 @@ func TestWithKeepsBuiltinsFirstAndTheirBytes(t *testing.T) {
 	whole, _ := json.Marshal(ext.Specs())
 	assert.True(t, strings.HasPrefix(string(whole), strings.TrimSuffix(string(before), "]")), "the built-in specs are a byte prefix")
 	assert.Equal(t, "mcp__a__c", ext.Invoke(t.Context(), Invocation{}, "mcp__a__c", nil).Content)
+	require.NoError(t, base.Intercept("read_file", func(ctx context.Context, _ Invocation, _ json.RawMessage, run func(context.Context) (Result, error)) (Result, error) {
+		res, err := run(ctx)
+		res.Content += "\nintercepted"
+		return res, err
+	}))
+	ext, err = base.With(namedTool{"mcp__a__c"})
+	require.NoError(t, err)
+	assert.Contains(t, ext.Invoke(t.Context(), Invocation{}, "read_file", json.RawMessage(`{"path":"a/b.go"}`)).Content, "intercepted",
+		"the built-in tools keep their interceptors")
 	_, err = base.With(namedTool{"read_file"})
 	assert.Error(t, err)
 	same, err := base.With()
 	require.NoError(t, err)
 	assert.Same(t, base, same)
+}
+
+// Interceptors run around the tool (outermost last installed), after the
+// guard: a subagent's refused call never reaches them.
+func TestRegistryIntercept(t *testing.T) {
+	ws, _ := testWorkspace(t, map[string]string{"a.txt": "one\n"})
+	reg, err := NewRegistry(WorkspaceTools(ws)...)
+	require.NoError(t, err)
+	var order []string
+	wrap := func(tag string) Interceptor {
+		return func(ctx context.Context, inv Invocation, args json.RawMessage, run func(context.Context) (Result, error)) (Result, error) {
+			order = append(order, tag+" before")
+			res, err := run(ctx)
+			order = append(order, tag+" after")
+			res.Content += "\n" + tag
+			return res, err
+		}
+	}
+	require.NoError(t, reg.Intercept("patch", wrap("inner")))
+	require.NoError(t, reg.Intercept("patch", wrap("outer")))
+	require.Error(t, reg.Intercept("nope", wrap("x")))
+
+	res := reg.Invoke(t.Context(), Invocation{}, "patch", json.RawMessage(`{"operations":[{"path":"a.txt","search":"one","replace":"two"}]}`))
+	require.False(t, res.IsError, res.Content)
+	assert.True(t, strings.HasSuffix(res.Content, "\ninner\nouter"), res.Content)
+	assert.Equal(t, []string{"outer before", "inner before", "inner after", "outer after"}, order)
+
+	order = nil
+	sub := Invocation{Identity: Identity{Role: RoleSubagent}, DelegationDepth: 1}
+	res = reg.Invoke(t.Context(), sub, "patch", json.RawMessage(`{"operations":[{"path":"a.txt","search":"two","replace":"three"}]}`))
+	assert.True(t, res.IsError)
+	assert.Empty(t, order, "the guard refuses before any interceptor runs")
+	res = reg.Invoke(t.Context(), Invocation{}, "read_file", json.RawMessage(`{"path":"a.txt"}`))
+	assert.NotContains(t, res.Content, "outer", "other tools are not intercepted")
 }

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -8,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -36,6 +36,16 @@ func (ws *Workspace) RevertLast(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", e.Path, err)
 	}
+	if err := ws.Sandbox.gitDirError(e.Path, abs); err != nil {
+		return "", err
+	}
+	if e.Pending && ws.neverApplied(e, abs) {
+		// Fido stopped between recording the change and making it.
+		if err := ws.Undo.Remove(e); err != nil {
+			return "", fmt.Errorf("the undo log could not be updated: %v", err)
+		}
+		return fmt.Sprintf("nothing to revert: Fido stopped before its %s of %s was made; dropped that entry", e.Op, e.Path), nil
+	}
 	desc, err := ws.revert(ctx, e, abs)
 	if err != nil {
 		return "", fmt.Errorf("cannot revert %s %s %s: %v; nothing was changed", e.Tool, e.Op, e.Path, err)
@@ -53,7 +63,7 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 		if err := ws.unchangedSince(ctx, e, abs); err != nil {
 			return "", err
 		}
-		if err := os.Remove(abs); err != nil {
+		if err := ws.Sandbox.Remove(abs); err != nil {
 			return "", errors.New(errorText(ws, abs, err))
 		}
 		return fmt.Sprintf("removed %s, which patch had created", e.Path), nil
@@ -65,7 +75,7 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 		if err := ws.unchangedSince(ctx, e, abs); err != nil {
 			return "", err
 		}
-		if err := WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
+		if err := ws.Sandbox.WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
 			return "", errors.New(errorText(ws, abs, err))
 		}
 		return fmt.Sprintf("restored %s as it was before the %s", e.Path, e.Op), nil
@@ -74,25 +84,32 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 		if err != nil {
 			return "", err
 		}
-		if _, err := os.Lstat(abs); err == nil {
+		if _, err := ws.Sandbox.Lstat(abs); err == nil {
 			return "", errors.New("a file exists at that path again")
 		}
 		if err := ws.modifiedError(ctx, abs); err != nil {
 			return "", err
 		}
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		top, err := ws.Sandbox.MkdirAll(filepath.Dir(abs), 0o755)
+		if err != nil {
 			return "", errors.New(errorText(ws, filepath.Dir(abs), err))
 		}
-		if err := WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
+		if err := ws.Sandbox.WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
+			ws.removeEmptyDirs(filepath.Dir(abs), top)
 			return "", errors.New(errorText(ws, abs, err))
 		}
 		return fmt.Sprintf("restored %s, which rm had deleted", e.Path), nil
 	case "mkdir":
-		if err := onlyEmptyDirs(abs); err != nil {
+		dirs, err := ws.onlyEmptyDirs(abs)
+		if err != nil {
 			return "", err
 		}
-		if err := os.RemoveAll(abs); err != nil {
-			return "", errors.New(errorText(ws, abs, err))
+		// Deepest first, each with rmdir: a file that appears meanwhile stops
+		// the removal instead of being deleted with the tree.
+		for i := len(dirs) - 1; i >= 0; i-- {
+			if err := ws.Sandbox.Remove(dirs[i]); err != nil {
+				return "", errors.New(errorText(ws, dirs[i], err))
+			}
 		}
 		return fmt.Sprintf("removed the empty directory %s/", e.Path), nil
 	case "rmdir":
@@ -107,7 +124,7 @@ func (ws *Workspace) unchangedSince(ctx context.Context, e UndoEntry, abs string
 	if e.After == "" {
 		return errors.New("this entry predates revert support (no record of what was written)")
 	}
-	data, err := os.ReadFile(abs)
+	data, err := ws.Sandbox.ReadFile(abs, maxRevertRead)
 	if err != nil {
 		return errors.New(errorText(ws, abs, err))
 	}
@@ -115,6 +132,26 @@ func (ws *Workspace) unchangedSince(ctx context.Context, e UndoEntry, abs string
 		return errors.New("the file was changed after Fido wrote it")
 	}
 	return ws.modifiedError(ctx, abs)
+}
+
+// neverApplied tells, for an entry left pending by a crash, whether its
+// change demonstrably never happened. When it cannot tell, it says false and
+// revert's usual checks decide (they refuse unless the file holds exactly
+// what Fido wrote).
+func (ws *Workspace) neverApplied(e UndoEntry, abs string) bool {
+	switch e.Op {
+	case "create", "mkdir":
+		_, err := ws.Sandbox.Lstat(abs)
+		return errors.Is(err, fs.ErrNotExist)
+	case "overwrite", "edit", "rm":
+		prior, err := priorBytes(e)
+		if err != nil {
+			return false
+		}
+		data, err := ws.Sandbox.ReadFile(abs, int64(len(prior))+1)
+		return err == nil && bytes.Equal(data, prior) && contentHash(data) != e.After
+	}
+	return false
 }
 
 func priorBytes(e UndoEntry) ([]byte, error) {
@@ -137,15 +174,23 @@ func modeOr(m fs.FileMode) fs.FileMode {
 	return m
 }
 
-// onlyEmptyDirs reports an error unless dir is a tree of directories only.
-func onlyEmptyDirs(dir string) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+// maxRevertRead bounds how much of a file revert reads to compare it with
+// what Fido wrote.
+const maxRevertRead = 256 << 20
+
+// onlyEmptyDirs returns the directories of the tree dir, parents first, or
+// an error unless the tree holds directories only.
+func (ws *Workspace) onlyEmptyDirs(dir string) ([]string, error) {
+	var dirs []string
+	err := ws.Sandbox.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.IsDir() {
 			return fmt.Errorf("the directory is not empty any more (%s)", filepath.Base(p))
 		}
+		dirs = append(dirs, p)
 		return nil
 	})
+	return dirs, err
 }

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os"
 )
 
 //go:embed rm.md
@@ -22,7 +21,7 @@ func (t *RmTool) Parameters() json.RawMessage {
 }
 func (t *RmTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
 
-func (t *RmTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *RmTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p pathParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("rm: %v", err), nil
@@ -35,7 +34,10 @@ func (t *RmTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 		return ErrorResult("rm: %v", err), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	fi, err := os.Lstat(abs)
+	if err := t.ws.Sandbox.gitDirError(p.Path, abs); err != nil {
+		return ErrorResult("rm: %v", err), nil
+	}
+	fi, err := t.ws.Sandbox.Lstat(abs)
 	if err != nil {
 		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
 	}
@@ -45,15 +47,35 @@ func (t *RmTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (R
 	if err := t.ws.modifiedError(ctx, abs); err != nil {
 		return ErrorResult("rm: %v", err), nil
 	}
-	entry := UndoEntry{Tool: "rm", Op: "rm", Path: rel}
 	if fi.Mode().IsRegular() {
-		recordPrior(&entry, abs)
-	} else if target, err := os.Readlink(abs); err == nil {
+		if err := t.ws.checkSeen(ctx, inv.Files, abs, true); err != nil {
+			return ErrorResult("rm: %v", err), nil
+		}
+	}
+	if inv.Gate != nil && inv.Gate.Reviewing() {
+		ap, res, ok := reviewRemoval(ctx, t.ws, inv, "rm", rel, []string{abs}, "")
+		if !ok {
+			return res, nil
+		}
+		if err := ap.unchanged(); err != nil {
+			return ErrorResult("rm: %v", err), nil
+		}
+		if err := t.ws.modifiedError(ctx, abs); err != nil {
+			return ErrorResult("rm: %v", err), nil
+		}
+	}
+	entry := inv.tag(UndoEntry{Tool: "rm", Op: "rm", Path: rel})
+	if fi.Mode().IsRegular() {
+		t.ws.recordPrior(&entry, abs)
+	} else if target, err := t.ws.Sandbox.Readlink(abs); err == nil {
 		entry.Existed, entry.PriorOmitted = true, "symbolic link to "+target
 	}
-	if err := os.Remove(abs); err != nil {
+	t.ws.beginUndo(&entry)
+	if err := t.ws.Sandbox.Remove(abs); err != nil {
+		t.ws.abortUndo(entry)
 		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
 	}
+	inv.Files.Forget(rel)
 	note := t.ws.record(entry)
 	t.ws.reload(ctx, []string{abs})
 	return Result{

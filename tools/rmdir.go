@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 )
 
 //go:embed rmdir.md
@@ -27,7 +25,7 @@ func (t *RmdirTool) Parameters() json.RawMessage {
 }
 func (t *RmdirTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
 
-func (t *RmdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *RmdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
 	var p pathParams
 	if err := DecodeArgs(args, &p); err != nil {
 		return ErrorResult("rmdir: %v", err), nil
@@ -43,22 +41,25 @@ func (t *RmdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 		return ErrorResult("rmdir: refusing to delete the workspace root"), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	fi, err := os.Lstat(abs)
+	if err := t.ws.Sandbox.gitDirError(p.Path, abs); err != nil {
+		return ErrorResult("rmdir: %v", err), nil
+	}
+	fi, err := t.ws.Sandbox.Lstat(abs)
 	if err != nil {
 		return ErrorResult("rmdir: %s", errorText(t.ws, abs, err)), nil
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		if err := os.Remove(abs); err != nil {
+		if err := t.ws.Sandbox.Remove(abs); err != nil {
 			return ErrorResult("rmdir: %s", errorText(t.ws, abs, err)), nil
 		}
-		note := t.ws.record(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true, PriorOmitted: "symbolic link; only the link was removed"})
+		note := t.ws.record(inv.tag(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true, PriorOmitted: "symbolic link; only the link was removed"}))
 		return Result{Content: fmt.Sprintf("removed the symbolic link %s (its target is untouched)\n%s", rel, note), Summary: "removed link", Changed: []string{abs}}, nil
 	}
 	if !fi.IsDir() {
 		return ErrorResult("rmdir: %s is a file; use rm to delete a file", rel), nil
 	}
 	var files []string
-	walkErr := filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+	walkErr := t.ws.Sandbox.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -77,12 +78,42 @@ func (t *RmdirTool) Run(ctx context.Context, _ Invocation, args json.RawMessage)
 		if err := t.ws.modifiedError(ctx, f); err != nil {
 			return ErrorResult("rmdir: %v", err), nil
 		}
+		if err := t.ws.checkSeen(ctx, inv.Files, f, true); err != nil {
+			return ErrorResult("rmdir: %v; nothing was deleted", err), nil
+		}
 	}
-	if err := os.RemoveAll(abs); err != nil {
+	if inv.Gate != nil && inv.Gate.Reviewing() {
+		note := fmt.Sprintf("the whole directory %s/ with %s is deleted", rel, plural(len(files), "file", "files"))
+		ap, res, ok := reviewRemoval(ctx, t.ws, inv, "rmdir", rel+"/", files, note)
+		if !ok {
+			return res, nil
+		}
+		if err := ap.unchanged(); err != nil {
+			return ErrorResult("rmdir: %v", err), nil
+		}
+		// A file added while the user looked was not reviewed.
+		n := 0
+		_ = t.ws.Sandbox.WalkDir(abs, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				n++
+			}
+			return nil
+		})
+		if n != len(files) {
+			return ErrorResult("rmdir: %s/ changed while the user was reviewing its deletion (%d files then, %d now); nothing was deleted", rel, len(files), n), nil
+		}
+		for _, f := range files {
+			if err := t.ws.modifiedError(ctx, f); err != nil {
+				return ErrorResult("rmdir: %v", err), nil
+			}
+		}
+	}
+	if err := t.ws.Sandbox.RemoveAll(abs); err != nil {
 		return ErrorResult("rmdir: %s; some entries may already be deleted", errorText(t.ws, abs, err)), nil
 	}
-	note := t.ws.record(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true,
-		PriorOmitted: fmt.Sprintf("directory with %d files; contents are not kept", len(files))})
+	inv.Files.Forget(rel)
+	note := t.ws.record(inv.tag(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true,
+		PriorOmitted: fmt.Sprintf("directory with %d files; contents are not kept", len(files))}))
 	changed := append([]string{abs}, files[:min(len(files), maxReloadPaths)]...)
 	t.ws.reload(ctx, changed)
 	return Result{

@@ -5,9 +5,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"syscall"
+
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 // maxSymlinkHops bounds symlink expansion while resolving one path (the
@@ -20,8 +25,23 @@ const maxSymlinkHops = 40
 // resolves outside the root, for existing paths and for paths that do not
 // exist yet (the deepest existing ancestor decides). Symlinks that stay
 // inside the root are allowed.
+//
+// Resolve names a file; it does not make using that name safe, because a
+// path component can be swapped for a symlink between the check and the use.
+// So every file operation goes through the Sandbox's methods (Open, Stat,
+// WriteFileAtomic, Remove, …), which take the absolute path Resolve returned
+// and act through an os.Root opened on the workspace: the kernel resolves
+// one component at a time below that open directory and never leaves it.
 type Sandbox struct {
-	root string // absolute, symlinks resolved, cleaned
+	root string   // absolute, symlinks resolved, cleaned
+	fsys *os.Root // the workspace, opened once
+	base *os.File // the same directory as a File, for confined.OpenDirBeneath
+
+	// Logf, when set, receives one line per file Fido skipped on its own
+	// accord (an ignore file that is a FIFO, too large, or a symlink leading
+	// out of the workspace). Each file is logged once.
+	Logf   func(format string, args ...any)
+	logged sync.Map
 }
 
 // NewSandbox makes a sandbox rooted at root, which must be an existing directory.
@@ -41,11 +61,24 @@ func NewSandbox(root string) (*Sandbox, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace root %q is not a directory", root)
 	}
-	return &Sandbox{root: filepath.Clean(real)}, nil
+	real = filepath.Clean(real)
+	fsys, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace root %q: %w", root, err)
+	}
+	base, err := confined.OpenBase(fsys)
+	if err != nil {
+		_ = fsys.Close()
+		return nil, fmt.Errorf("workspace root %q: %w", root, err)
+	}
+	return &Sandbox{root: real, fsys: fsys, base: base}, nil
 }
 
 // Root is the absolute workspace root with symlinks resolved.
 func (s *Sandbox) Root() string { return s.root }
+
+// FS is the workspace opened as an os.Root: names resolve inside it only.
+func (s *Sandbox) FS() *os.Root { return s.fsys }
 
 // Clean checks rel lexically and returns it cleaned and slash-separated
 // ("." for the root). It rejects empty strings only when allowRoot is false.
@@ -158,6 +191,248 @@ func (s *Sandbox) follow(base string, comps []string) (string, error) {
 		comps = append(splitSlash(filepath.ToSlash(target)), comps...)
 	}
 	return cur, nil
+}
+
+// name turns an absolute path inside the workspace (what Resolve returns)
+// into the slash-separated name the os.Root takes ("." for the root).
+func (s *Sandbox) name(abs string) (string, error) {
+	if !s.Contains(abs) {
+		return "", &fs.PathError{Op: "open", Path: abs, Err: confined.ErrOutside}
+	}
+	return s.Rel(abs), nil
+}
+
+// Open opens the file at abs for reading without blocking (a FIFO or device
+// never stalls the call) and returns it with its Fstat info; the caller
+// checks the type before reading.
+func (s *Sandbox) Open(abs string) (*os.File, fs.FileInfo, error) {
+	n, err := s.name(abs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return confined.Open(s.fsys, n)
+}
+
+// OpenDir opens the directory at abs for listing.
+func (s *Sandbox) OpenDir(abs string) (*os.File, error) {
+	n, err := s.name(abs)
+	if err != nil {
+		return nil, err
+	}
+	return confined.OpenDirBeneath(s.base, s.fsys, n)
+}
+
+// ReadFile reads the regular file at abs, at most limit bytes.
+func (s *Sandbox) ReadFile(abs string, limit int64) ([]byte, error) {
+	n, err := s.name(abs)
+	if err != nil {
+		return nil, err
+	}
+	return confined.ReadFile(s.fsys, n, limit)
+}
+
+// Stat is os.Stat inside the workspace (a final symlink is followed, but
+// only inside).
+func (s *Sandbox) Stat(abs string) (fs.FileInfo, error) {
+	n, err := s.name(abs)
+	if err != nil {
+		return nil, err
+	}
+	return s.fsys.Stat(n)
+}
+
+// Lstat is os.Lstat inside the workspace.
+func (s *Sandbox) Lstat(abs string) (fs.FileInfo, error) {
+	n, err := s.name(abs)
+	if err != nil {
+		return nil, err
+	}
+	return s.fsys.Lstat(n)
+}
+
+// Readlink is os.Readlink inside the workspace.
+func (s *Sandbox) Readlink(abs string) (string, error) {
+	n, err := s.name(abs)
+	if err != nil {
+		return "", err
+	}
+	return s.fsys.Readlink(n)
+}
+
+// Remove removes the file, link or empty directory at abs (a final symlink
+// is removed, not followed).
+func (s *Sandbox) Remove(abs string) error {
+	n, err := s.name(abs)
+	if err != nil {
+		return err
+	}
+	if n == "." {
+		return errors.New("refusing to remove the workspace root")
+	}
+	return s.fsys.Remove(n)
+}
+
+// RemoveAll removes abs and everything below it, never following a symlink.
+func (s *Sandbox) RemoveAll(abs string) error {
+	n, err := s.name(abs)
+	if err != nil {
+		return err
+	}
+	if n == "." {
+		return errors.New("refusing to remove the workspace root")
+	}
+	return s.fsys.RemoveAll(n)
+}
+
+// WalkDir is filepath.WalkDir of the tree at abs (lexical order, symlinks
+// not followed, fs.SkipDir and fs.SkipAll honoured), with every directory
+// opened through OpenDir: inside the workspace and never blocking on a FIFO
+// swapped in for a directory. Paths given to fn are absolute.
+func (s *Sandbox) WalkDir(abs string, fn fs.WalkDirFunc) error {
+	fi, err := s.Lstat(abs)
+	if err != nil {
+		err = fn(abs, nil, err)
+	} else {
+		err = s.walkDir(abs, fs.FileInfoToDirEntry(fi), fn)
+	}
+	if err == fs.SkipDir || err == fs.SkipAll {
+		return nil
+	}
+	return err
+}
+
+func (s *Sandbox) walkDir(abs string, d fs.DirEntry, fn fs.WalkDirFunc) error {
+	if err := fn(abs, d, nil); err != nil || !d.IsDir() {
+		if err == fs.SkipDir && d.IsDir() {
+			err = nil
+		}
+		return err
+	}
+	f, err := s.OpenDir(abs)
+	var ents []fs.DirEntry
+	if err == nil {
+		ents, err = f.ReadDir(-1)
+		_ = f.Close()
+	}
+	if err != nil {
+		if err = fn(abs, d, err); err != nil {
+			if err == fs.SkipDir {
+				err = nil
+			}
+			return err
+		}
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	for _, e := range ents {
+		if err := s.walkDir(filepath.Join(abs, e.Name()), e, fn); err != nil {
+			if err == fs.SkipDir {
+				break
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFileAtomic replaces the file at abs with data (temp file, fsync,
+// rename; see confined.WriteFileAtomic) inside the workspace. A final symlink
+// is replaced, so callers pass a path Resolve returned (links followed).
+func (s *Sandbox) WriteFileAtomic(abs string, data []byte, perm fs.FileMode) error {
+	n, err := s.name(abs)
+	if err != nil {
+		return err
+	}
+	return confined.WriteFileAtomic(s.fsys, n, data, perm)
+}
+
+// maxPathLen bounds the absolute length of a directory mkdir creates:
+// os.Root creates one component at a time, so the kernel's PATH_MAX would not
+// stop a path that git, editors and shells could no longer use.
+const maxPathLen = 4095
+
+// MkdirAll creates the directory abs with its missing parents inside the
+// workspace and returns the topmost directory it created ("" when abs
+// already was a directory). When it fails part way it removes what it
+// created (empty directories only), so a failed call leaves nothing behind.
+func (s *Sandbox) MkdirAll(abs string, perm fs.FileMode) (top string, err error) {
+	n, err := s.name(abs)
+	if err != nil {
+		return "", err
+	}
+	if len(abs) > maxPathLen {
+		return "", &fs.PathError{Op: "mkdir", Path: abs, Err: fmt.Errorf("path is too long (%d bytes; at most %d)", len(abs), maxPathLen)}
+	}
+	if n == "." {
+		return "", nil
+	}
+	var created []string
+	defer func() {
+		if err != nil {
+			for i := len(created) - 1; i >= 0; i-- {
+				_ = s.fsys.Remove(created[i])
+			}
+		}
+	}()
+	parts := strings.Split(n, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		err := s.fsys.Mkdir(p, perm)
+		if err == nil {
+			created = append(created, p)
+			continue
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+		if fi, serr := s.fsys.Stat(p); serr != nil {
+			return "", serr
+		} else if !fi.IsDir() {
+			return "", &fs.PathError{Op: "mkdir", Path: p, Err: syscall.ENOTDIR}
+		}
+	}
+	if len(created) == 0 {
+		return "", nil
+	}
+	return filepath.Join(s.root, filepath.FromSlash(created[0])), nil
+}
+
+// ReadOwnFile reads the workspace file name (workspace-relative, slash
+// separated) that Fido reads on its own accord, not because a tool call
+// asked: ignore files, instruction files such as AGENTS.md. It is
+// confined.ReadFile on the workspace: a regular file inside the workspace,
+// opened without blocking, at most limit bytes. A missing file is an
+// fs.ErrNotExist error; any other failure is also logged once (Logf).
+func (s *Sandbox) ReadOwnFile(name string, limit int64) ([]byte, error) {
+	data, err := confined.ReadFile(s.fsys, name, limit)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		s.logSkip(name, err)
+	}
+	return data, err
+}
+
+// logSkip logs, once per file, that Fido skipped a file it reads on its own.
+func (s *Sandbox) logSkip(name string, err error) {
+	if s.Logf == nil {
+		return
+	}
+	if _, dup := s.logged.LoadOrStore(name, true); dup {
+		return
+	}
+	s.Logf("skipped %s: %v", name, err)
+}
+
+// gitDirError refuses a mutation whose path, as asked or as resolved through
+// symlinks, has a component named .git (any case): git's own files (config,
+// hooks) can make git run commands, which would bypass approval.
+func (s *Sandbox) gitDirError(asked, abs string) error {
+	for _, p := range []string{filepath.ToSlash(asked), s.Rel(abs)} {
+		for _, c := range strings.Split(path.Clean(p), "/") {
+			if strings.EqualFold(c, ".git") {
+				return fmt.Errorf("%s is inside .git/; Fido never changes git's own files (its config and hooks can make git run commands); nothing was changed", asked)
+			}
+		}
+	}
+	return nil
 }
 
 func splitSlash(p string) []string {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -18,7 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/coregx/coregex"
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 // DefaultMaxSearchFileSize is the size above which ripgrep skips a file (rg's --max-filesize 2M).
@@ -82,7 +83,7 @@ func (ws *Workspace) Search(ctx context.Context, rel string, opt SearchOptions) 
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(abs)
+	fi, err := ws.Sandbox.Stat(abs)
 	if err != nil {
 		return nil, describeStatError(rel, err)
 	}
@@ -101,10 +102,10 @@ func (ws *Workspace) Search(ctx context.Context, rel string, opt SearchOptions) 
 
 	s := &searcher{m: m, opt: opt, workers: make([]searchWorker, workers)}
 	if !fi.IsDir() {
-		s.searchFile(0, startRel, abs)
+		s.searchFile(0, startRel, func() (*os.File, fs.FileInfo, error) { return ws.Sandbox.Open(abs) })
 	} else {
 		wopt := walkOptions{HiddenDirs: opt.IncludeHidden, HiddenFiles: opt.IncludeHidden, Workers: workers}
-		stats := walkDir(ctx, ws.Sandbox.Root(), abs, startRel, wopt, func(w int, e walkEntry) bool {
+		stats := walkDir(ctx, ws.Sandbox, abs, startRel, wopt, func(w int, e walkEntry) bool {
 			if e.isDir() {
 				return true
 			}
@@ -113,7 +114,7 @@ func (ws *Workspace) Search(ctx context.Context, rel string, opt SearchOptions) 
 			}
 			// The limit cancels the walk once one more match than asked for
 			// exists, so the result can say truthfully that there are more.
-			if s.searchFile(w, e.Rel, e.Abs) && opt.Limit > 0 && s.total.Load() > int64(opt.Limit) {
+			if s.searchFile(w, e.Rel, e.open) && opt.Limit > 0 && s.total.Load() > int64(opt.Limit) {
 				cancel()
 			}
 			return false
@@ -168,6 +169,7 @@ type fileMatches struct {
 
 type searchWorker struct {
 	buf        []byte
+	scanner    *lineScanner // this worker's own matcher state
 	files      []fileMatches
 	searched   int
 	binary     int
@@ -184,15 +186,18 @@ type searcher struct {
 	total   atomic.Int64
 }
 
-// searchFile searches one file with worker w's buffer and reports whether it matched.
-func (s *searcher) searchFile(w int, rel, abs string) bool {
+// searchFile searches one file with worker w's buffer and reports whether it
+// matched. open opens it without blocking and types it by Fstat: anything
+// but a regular file (a FIFO, a device, a file swapped since the listing) is
+// skipped unread, and a file larger than the cap by its size is never read.
+func (s *searcher) searchFile(w int, rel string, open func() (*os.File, fs.FileInfo, error)) bool {
 	sw := &s.workers[w]
 	limit := s.opt.MaxFileSize
-	if int64(cap(sw.buf)) < limit+1 {
-		sw.buf = make([]byte, limit+1)
+	f, fi, err := open()
+	if err == nil && !fi.Mode().IsRegular() {
+		_ = f.Close()
+		err = fmt.Errorf("%s is not a regular file (it is %s)", rel, confined.TypeName(fi.Mode()))
 	}
-	buf := sw.buf[:limit+1]
-	f, err := os.Open(abs)
 	if err != nil {
 		sw.unreadable++
 		if sw.firstErr == "" {
@@ -200,6 +205,15 @@ func (s *searcher) searchFile(w int, rel, abs string) bool {
 		}
 		return false
 	}
+	if fi.Size() > limit {
+		_ = f.Close()
+		sw.large++
+		return false
+	}
+	if int64(cap(sw.buf)) < limit+1 {
+		sw.buf = make([]byte, limit+1)
+	}
+	buf := sw.buf[:limit+1]
 	n := 0
 	for n < len(buf) {
 		k, err := f.Read(buf[n:])
@@ -232,7 +246,10 @@ func (s *searcher) searchFile(w int, rel, abs string) bool {
 	sw.searched++
 	var ms []SearchMatch
 	line, last := 1, 0
-	s.m.scan(data, func(ls, le int) {
+	if sw.scanner == nil {
+		sw.scanner = s.m.newScanner()
+	}
+	sw.scanner.scan(data, func(ls, le int) {
 		line += bytes.Count(data[last:ls], nl)
 		last = ls
 		text, cut := capLine(data[ls:le], s.opt.MaxLineLen)
@@ -262,16 +279,28 @@ func capLine(b []byte, n int) (string, bool) {
 	return string(b[:cut]), true
 }
 
-// lineMatcher finds lines matching a regular expression in a whole buffer
-// without running the regexp on every line: a candidate finder (a required
-// literal found with bytes.Index, or coregex's literal-accelerated engine for
-// case-insensitive and alternation patterns) points at a possible match and
-// the stdlib regexp verifies only that line.
+// lineMatcher finds the matching lines of a buffer. The engine is a lazily
+// built line DFA over Go's regexp/syntax program (linedfa.go), so the
+// semantics are Go's RE2 and the cost is linear in the input for every
+// pattern. A literal that every match must contain, when there is one, is
+// found first with bytes.Index (SIMD-fast) and only the lines holding it go
+// through the DFA. A lineMatcher is immutable and shared by all workers;
+// each worker scans with its own lineScanner.
 type lineMatcher struct {
-	re      *regexp.Regexp // (?m) form; the verifier, and the fallback finder
-	lit     []byte         // a literal every match must contain, case-sensitive
-	pureLit bool           // the pattern is exactly lit: no verification needed
-	cre     *coregex.Regex // candidate finder when there is no usable literal
+	prog    *dfaProg
+	lit     []byte // a literal every match must contain, case-sensitive
+	pureLit bool   // the pattern is exactly lit: no verification needed
+}
+
+// lineScanner is one worker's matcher state (the DFA cache); not safe for
+// concurrent use.
+type lineScanner struct {
+	m   *lineMatcher
+	dfa *lineDFA
+}
+
+func (m *lineMatcher) newScanner() *lineScanner {
+	return &lineScanner{m: m, dfa: newLineDFA(m.prog)}
 }
 
 func compileLineMatcher(pattern string, ignoreCase bool) (*lineMatcher, error) {
@@ -282,42 +311,50 @@ func compileLineMatcher(pattern string, ignoreCase bool) (*lineMatcher, error) {
 	if _, err := regexp.Compile(expr); err != nil {
 		return nil, fmt.Errorf("invalid regular expression %q: %s (RE2 syntax: no lookaround or backreferences)", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
-	re, err := regexp.Compile("(?m)" + expr)
+	tree, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return nil, fmt.Errorf("invalid regular expression %q: %v", pattern, err)
 	}
-	m := &lineMatcher{re: re}
-	tree, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return m, nil
+	if hasLiteralNewline(tree) {
+		return nil, fmt.Errorf("the pattern %q contains a line break (\\n); matching is line by line, so it can never match: search for one line's text", pattern)
 	}
+	prog, err := newDFAProg(tree)
+	if err != nil {
+		return nil, fmt.Errorf("invalid regular expression %q: %v", pattern, err)
+	}
+	m := &lineMatcher{prog: prog}
 	tree = tree.Simplify()
-	if tree.Op == syntax.OpLiteral && !foldMatters(tree) {
+	// U+FFFD also stands for invalid UTF-8, which a byte search would miss.
+	if tree.Op == syntax.OpLiteral && !foldMatters(tree) && !slices.Contains(tree.Rune, utf8.RuneError) {
 		m.lit, m.pureLit = []byte(string(tree.Rune)), true
 		return m, nil
 	}
 	best := ""
 	for _, l := range requiredLiterals(tree) {
-		if !l.fold && len(l.s) > len(best) {
+		if !l.fold && len(l.s) > len(best) && !strings.ContainsRune(l.s, utf8.RuneError) {
 			best = l.s
 		}
 	}
-	// A short literal such as `(` in `(Read|Write)\(` hits on most lines and
-	// would make the verifier run everywhere; coregex's own prefilter (which
-	// handles alternations and case folding) does better there. A long
-	// literal is the better prefilter (coregex is slow on inner literals).
+	// A short literal such as `(` in `(Read|Write)\(` hits on most lines;
+	// the DFA alone is faster there.
 	if len(best) >= minPrefilterLen {
-		m.lit = []byte(best)
-		return m, nil
-	}
-	if cre, err := coregex.Compile("(?m)" + expr); err == nil {
-		m.cre = cre
-		return m, nil
-	}
-	if best != "" {
 		m.lit = []byte(best)
 	}
 	return m, nil
+}
+
+// hasLiteralNewline reports whether the pattern has a literal \n, which
+// can never match inside a line (rg refuses such patterns too).
+func hasLiteralNewline(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpLiteral && slices.Contains(re.Rune, '\n') {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if hasLiteralNewline(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // minPrefilterLen is the shortest required literal used as the prefilter.
@@ -363,40 +400,34 @@ func requiredLiterals(re *syntax.Regexp) []reqLit {
 	return nil
 }
 
-// scan calls emit(lineStart, lineEnd) for every matching line of buf, in order.
-func (m *lineMatcher) scan(buf []byte, emit func(ls, le int)) {
-	pos := 0
+// utf8BOM is skipped at the start of a file, as rg does.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// scan calls emit(lineStart, lineEnd) for every matching line of buf, in
+// order; lineEnd excludes the \n.
+func (s *lineScanner) scan(buf []byte, emit func(ls, le int)) {
+	from := 0
+	if bytes.HasPrefix(buf, utf8BOM) {
+		from = len(utf8BOM)
+	}
+	m := s.m
+	if m.lit == nil {
+		s.dfa.scan(buf, from, emit)
+		return
+	}
+	pos := from
 	for pos < len(buf) {
-		var cand int
-		switch {
-		case m.lit != nil:
-			i := bytes.Index(buf[pos:], m.lit)
-			if i < 0 {
-				return
-			}
-			cand = pos + i
-		case m.cre != nil:
-			loc := m.cre.FindIndex(buf[pos:])
-			if loc == nil {
-				return
-			}
-			cand = pos + loc[0]
-		default:
-			loc := m.re.FindIndex(buf[pos:])
-			if loc == nil {
-				return
-			}
-			cand = pos + loc[0]
+		i := bytes.Index(buf[pos:], m.lit)
+		if i < 0 {
+			return
 		}
-		if cand >= len(buf) {
-			return // an empty match after the final newline is not a line
-		}
+		cand := pos + i
 		ls := bytes.LastIndexByte(buf[pos:cand], '\n') + 1 + pos
 		le := len(buf)
-		if i := bytes.IndexByte(buf[cand:], '\n'); i >= 0 {
-			le = cand + i
+		if j := bytes.IndexByte(buf[cand:], '\n'); j >= 0 {
+			le = cand + j
 		}
-		if m.pureLit || m.re.Match(buf[ls:le]) {
+		if m.pureLit || s.dfa.matchLine(buf[ls:le]) {
 			emit(ls, le)
 		}
 		pos = le + 1

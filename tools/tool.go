@@ -28,6 +28,22 @@ type Invocation struct {
 	Identity        Identity
 	DelegationDepth int
 	CallID          string
+	// Files is the conversation's record of what it saw of each file (nil:
+	// no read-before-write guard, e.g. a subagent or a test).
+	Files *FileTracker
+	// Gate, when set, approves file changes before they are made (the
+	// conversation's /edits review mode).
+	Gate EditGate
+	// Conversation and Turn tag the undo entries of the changes this call
+	// makes (empty / 0 outside a conversation).
+	Conversation string
+	Turn         int
+}
+
+// tag marks an undo entry as made by this call's conversation turn.
+func (inv Invocation) tag(e UndoEntry) UndoEntry {
+	e.Conv, e.Turn = inv.Conversation, inv.Turn
+	return e
 }
 
 // IsSubagent reports whether the call comes from inside a delegated run.

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 // walkEntry is one directory entry the walker kept (not hidden, not ignored).
@@ -16,10 +18,27 @@ type walkEntry struct {
 	Abs   string      // absolute
 	Type  fs.FileMode // type bits from the directory listing (no stat)
 	Depth int         // 1 for children of the start directory
+
+	dir  *os.File // the open directory holding the entry; valid during visit only
+	name string   // the entry's name in dir
 }
 
 func (e walkEntry) isDir() bool  { return e.Type.IsDir() }
 func (e walkEntry) isLink() bool { return e.Type&fs.ModeSymlink != 0 }
+
+// open opens the entry for reading relative to its open directory, in one
+// system call, never following a symlink and never blocking; the caller
+// checks the returned type (the entry may have changed since the listing).
+// Only valid inside visit.
+func (e walkEntry) open() (*os.File, fs.FileInfo, error) {
+	return confined.OpenChild(e.dir, e.name)
+}
+
+// readlink reads the entry's symlink target relative to its open directory.
+// Only valid inside visit.
+func (e walkEntry) readlink() (string, error) {
+	return confined.ReadlinkChild(e.dir, e.name)
+}
 
 // walkOptions say which entries a walk keeps.
 type walkOptions struct {
@@ -49,17 +68,18 @@ type walkStats struct {
 	FirstError string // the first such error, for the model
 }
 
-// walkDir walks the workspace from the directory startAbs (workspace-relative
-// startRel) in parallel. visit runs concurrently on Workers goroutines and is
+// walkDir walks the workspace sb from the directory startAbs (workspace-relative
+// startRel) in parallel. Every directory is opened through the workspace's
+// os.Root (never outside it, never blocking on a FIFO swapped in). visit runs concurrently on Workers goroutines and is
 // given the worker index, so callers can keep per-worker buffers; for a
 // directory it returns whether to descend. The `.git` directory is never
 // entered. Symlinks are reported but never followed. Ignored directories are
 // pruned, so nothing below them can be re-included (git's rule).
-func walkDir(ctx context.Context, root, startAbs, startRel string, opt walkOptions, visit func(worker int, e walkEntry) bool) walkStats {
+func walkDir(ctx context.Context, sb *Sandbox, startAbs, startRel string, opt walkOptions, visit func(worker int, e walkEntry) bool) walkStats {
 	workers := opt.workerCount()
 	var ign *ignoreNode
 	if !opt.NoIgnore {
-		ign, _ = ignoreChainFor(root, startRel)
+		ign, _ = ignoreChainFor(sb, startRel)
 	}
 	type item struct {
 		abs, rel string
@@ -87,13 +107,13 @@ func walkDir(ctx context.Context, root, startAbs, startRel string, opt walkOptio
 		mu.Unlock()
 	}
 	process := func(w int, it item, push func(item)) {
-		f, err := os.Open(it.abs)
+		f, err := sb.OpenDir(it.abs)
 		if err != nil {
 			fail(err)
 			return
 		}
+		defer f.Close()
 		ents, err := f.ReadDir(-1)
-		_ = f.Close()
 		if err != nil && len(ents) == 0 {
 			fail(err)
 			return
@@ -102,8 +122,8 @@ func walkDir(ctx context.Context, root, startAbs, startRel string, opt walkOptio
 		// The start directory's own .gitignore is already in the chain.
 		if !opt.NoIgnore && it.depth > 0 {
 			for _, de := range ents {
-				if de.Name() == ".gitignore" && de.Type().IsRegular() {
-					if data, err := os.ReadFile(filepath.Join(it.abs, ".gitignore")); err == nil {
+				if de.Name() == ".gitignore" {
+					if data, ok := readIgnoreChild(sb, f, it.rel, de.Type()); ok {
 						chain = newIgnoreNode(chain, it.rel, data)
 					}
 					break
@@ -137,7 +157,7 @@ func walkDir(ctx context.Context, root, startAbs, startRel string, opt walkOptio
 			if chain != nil && chain.ignored(rel, isDir) {
 				continue
 			}
-			e := walkEntry{Rel: rel, Abs: it.abs + string(filepath.Separator) + name, Type: typ, Depth: depth}
+			e := walkEntry{Rel: rel, Abs: it.abs + string(filepath.Separator) + name, Type: typ, Depth: depth, dir: f, name: name}
 			descend := visit(w, e)
 			if isDir && descend && (opt.MaxDepth == 0 || depth < opt.MaxDepth) {
 				push(item{abs: e.Abs, rel: rel, ign: chain, depth: depth})

@@ -2,12 +2,16 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 // Workspace is what the workspace tools share: the sandboxed root, the
@@ -48,7 +52,7 @@ func WorkspaceTools(ws *Workspace) []Tool {
 // directories left out, sorted, with a count of the rest.
 func ListRoot(ws *Workspace, max int) string {
 	var names []string
-	walkDir(context.Background(), ws.Root, ws.Root, ".", walkOptions{HiddenFiles: true, MaxDepth: 1, Workers: 1},
+	walkDir(context.Background(), ws.Sandbox, ws.Root, ".", walkOptions{HiddenFiles: true, MaxDepth: 1, Workers: 1},
 		func(_ int, e walkEntry) bool {
 			n := e.Rel
 			if e.isDir() {
@@ -91,13 +95,37 @@ func (ws *Workspace) reload(ctx context.Context, paths []string) {
 	}
 }
 
-// record adds an undo entry; the returned note is appended to the tool
-// result when the log could not be written (the change itself stands).
+// beginUndo writes e to the undo log as pending before the change it
+// describes, so the change is undoable even if Fido dies right after it.
+// When the log cannot be written, e stays unrecorded and record tries again
+// after the change.
+func (ws *Workspace) beginUndo(e *UndoEntry) {
+	if ws.Undo != nil && ws.Undo.Begin(e) != nil {
+		e.ID, e.Pending = "", false
+	}
+}
+
+// abortUndo removes the pending entry of a change that failed.
+func (ws *Workspace) abortUndo(e UndoEntry) {
+	if ws.Undo != nil && e.Pending {
+		_ = ws.Undo.Abort(e)
+	}
+}
+
+// record adds an undo entry after its change, or confirms the one beginUndo
+// wrote; the returned note is appended to the tool result when the log could
+// not be written (the change itself stands).
 func (ws *Workspace) record(e UndoEntry) string {
 	if ws.Undo == nil {
 		return ""
 	}
-	if err := ws.Undo.Record(e); err != nil {
+	var err error
+	if e.Pending {
+		err = ws.Undo.Confirm(e)
+	} else {
+		err = ws.Undo.Record(e)
+	}
+	if err != nil {
 		return fmt.Sprintf("\nwarning: the undo log could not be written: %v", err)
 	}
 	return ""
@@ -105,14 +133,13 @@ func (ws *Workspace) record(e UndoEntry) string {
 
 // recordPrior fills e's prior-content fields from the file at abs, reading
 // at most MaxUndoContent bytes of it.
-func recordPrior(e *UndoEntry, abs string) {
-	f, err := os.Open(abs)
+func (ws *Workspace) recordPrior(e *UndoEntry, abs string) {
+	f, fi, err := ws.Sandbox.Open(abs)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
+	if !fi.Mode().IsRegular() {
 		return
 	}
 	e.PriorMode = fi.Mode().Perm()
@@ -130,17 +157,45 @@ func recordPrior(e *UndoEntry, abs string) {
 	priorContent(e, data)
 }
 
+// removeEmptyDirs removes dir and its parents up to top (both absolute), as
+// long as they are empty: what a failed write leaves of the directories
+// MkdirAll created for it (top == "" means none were created).
+func (ws *Workspace) removeEmptyDirs(dir, top string) {
+	if top == "" {
+		return
+	}
+	for d := dir; ws.Sandbox.Contains(d) && d != ws.Root && len(d) >= len(top); d = filepath.Dir(d) {
+		if ws.Sandbox.Remove(d) != nil {
+			return
+		}
+	}
+}
+
+// rootOps names os.Root's *at operations the way users know them.
+var rootOps = map[string]string{
+	"openat": "open", "statat": "stat", "lstatat": "lstat", "mkdirat": "mkdir",
+	"removeat": "remove", "readlinkat": "readlink", "renameat": "rename",
+}
+
 // errorText words an OS error about a workspace path for the model.
 func errorText(ws *Workspace, abs string, err error) string {
-	rel := ws.Sandbox.Rel(abs)
+	rel := Shorten(ws.Sandbox.Rel(abs), 200) // a refused over-long path is not echoed whole
 	switch {
 	case os.IsNotExist(err):
 		return fmt.Sprintf("%s does not exist", rel)
 	case os.IsPermission(err):
 		return fmt.Sprintf("%s: permission denied", rel)
+	case confined.IsOutside(err):
+		return fmt.Sprintf("%s resolves outside the workspace through a symlink", rel)
+	case errors.Is(err, confined.ErrNotRegular), errors.Is(err, confined.ErrTooLarge):
+		return fmt.Sprintf("%s: %v", rel, errors.Unwrap(err))
 	}
 	if pe, ok := err.(*fs.PathError); ok {
-		return fmt.Sprintf("%s: %s %v", rel, pe.Op, pe.Err)
+		op := pe.Op
+		if plain, ok := rootOps[op]; ok {
+			op = plain
+		}
+		return fmt.Sprintf("%s: %s %v", rel, op, pe.Err)
 	}
 	return fmt.Sprintf("%s: %v", rel, err)
 }

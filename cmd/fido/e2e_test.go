@@ -125,6 +125,8 @@ func TestE2ETranscriptStatuslineIsLocal(t *testing.T) {
 	var shown []string
 	f.Lua(t, &shown, `
 		local tw = require("fido.layout").transcript_win()
+		vim.o.columns = 300
+		vim.api.nvim_win_set_width(tw, 200) -- wide enough for every segment
 		vim.api.nvim_set_current_win(tw)
 		vim.cmd("split")
 		vim.cmd("enew")
@@ -349,6 +351,8 @@ func TestE2EDelegateShowsSubagentBar(t *testing.T) {
 	assert.InDelta(t, 0.015, st.Usage.Cost, 1e-9)
 	var line string
 	f.Lua(t, &line, `local w = require("fido.layout").transcript_win()
+		vim.o.columns = 300
+		vim.api.nvim_win_set_width(w, 200) -- wide enough for every segment
 		return vim.api.nvim_eval_statusline(vim.api.nvim_win_get_option(w, "statusline"), { winid = w, maxwidth = 300 }).str`)
 	assert.Contains(t, line, "4 calls")
 	assert.Contains(t, line, "(sub 2 · $0.0050)", "subagent usage shown separately in the statusline")
@@ -515,7 +519,7 @@ vim.api.nvim_win_set_cursor(0, {1, 7})`)
 	assert.NotContains(t, offered, "build/out.bin", "ignored files are not offered")
 	var comp []string
 	f.Lua(t, &comp, `return vim.fn.getcompletion("Fido explain @pk", "cmdline")`)
-	assert.Contains(t, comp, "@pkg/")
+	assert.Equal(t, []string{"@pkg/lexer.go"}, comp, "the picker's files, ignore rules applied")
 }
 
 // websearch reaches the configured Tavily endpoint with the key in the
@@ -546,7 +550,7 @@ func TestE2EWebsearch(t *testing.T) {
 	assert.Contains(t, f.transcript(t), "● websearch")
 }
 
-// bash_exec asks through vim.ui.select with the command in the prompt; "Run
+// bash_exec asks through vim.ui.select with the command beside it; "Run
 // once" runs it in the workspace, its output reaches the model, and a buffer
 // whose file the command changed is reloaded; "Deny" runs nothing.
 func TestE2EBashExecApprovalAndRefresh(t *testing.T) {
@@ -573,8 +577,10 @@ end`)
 	}
 	f.Lua(t, &asked, `return _G.asked`)
 	require.Len(t, asked, 1)
-	assert.Contains(t, asked[0].Prompt, "echo v2-longer > version.txt")
-	assert.Equal(t, []string{"Run once", "Always this session", "Deny"}, asked[0].Items)
+	assert.Equal(t, "Run this command? (shown above)", asked[0].Prompt)
+	assert.Equal(t, []string{"Deny", "Run once", "Always this session"}, asked[0].Items, "the least permissive choice first")
+	assert.Contains(t, f.Lines(t, "fido://question/call_b"), "echo v2-longer > version.txt && pwd && echo done",
+		"the whole command is shown beside the picker")
 	msgs := f.srv.Requests()[1].Get("messages").Array()
 	out := msgs[len(msgs)-1].Get("content").String()
 	assert.Contains(t, out, f.Dir, "runs in the workspace root")

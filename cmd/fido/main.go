@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/tools"
 )
 
 // version is set at build time (-ldflags "-X main.version=…").
@@ -34,6 +35,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "serve":
 		return serve(args, stderr)
+	case tools.JSWorkerCommand: // internal: runs one javascript_execute snippet
+		return tools.RunJSWorker(os.Stdin, os.Stdout)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "fido", versionString())
 		return 0
@@ -134,8 +137,15 @@ func doctor(args []string, out io.Writer) int {
 	} else {
 		fmt.Fprintf(out, "context budget:     3/4 of the model's window from the model list, else ~%d tokens\n", agent.DefaultContextBudget)
 	}
+	fmt.Fprintf(out, "idle timeout:       %s (FIDO_IDLE_TIMEOUT)\n", cfg.IdleTimeout)
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(out, "warning:            %s\n", w)
+	}
 	fmt.Fprintf(out, "OPENROUTER_API_KEY: %s\n", set(cfg.APIKey))
 	fmt.Fprintf(out, "TAVILY_API_KEY:     %s\n", set(cfg.TavilyKey))
+	if cfg.APIKey == "" && os.Getenv(apiKeyCmdEnv) != "" {
+		fmt.Fprintf(out, "api_key_cmd:        set (the host runs it when it starts)\n")
+	}
 	fmt.Fprintf(out, "workspace:          %s\n", root)
 	fmt.Fprintf(out, "state root:         %s\n", cfg.StateRoot)
 	fmt.Fprintf(out, "workspace state:    %s\n", cfg.WorkspaceStateDir(root))

@@ -181,7 +181,7 @@ end`)
 
 	// A server prompt is a slash command (completed), arguments by position;
 	// its text goes to the model as the user's message.
-	assert.True(t, f.Bool(t, `vim.tbl_contains(require("fido.commands").all_slash(), "/mcp:everything:args-prompt")`))
+	assert.True(t, f.Bool(t, `vim.tbl_contains(vim.tbl_map(function(c) return c.name end, require("fido.commands").all()), "/mcp:everything:args-prompt")`))
 	f.srv.Enqueue(llmtest.Text("Sunny."))
 	require.NoError(t, f.Command("Fido /mcp:everything:args-prompt Paris France"))
 	f.waitIdleAfter(t, 12)

@@ -12,6 +12,8 @@ import (
 	"github.com/fido-nvim/fido/nvim"
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/lsp"
 )
 
 // serveRPC is the composition root: it serves Neovim on stdio and, once the
@@ -19,15 +21,26 @@ import (
 // tool, the provider and the session.
 func serveRPC(ctx context.Context, root string, getenv func(string) string) error {
 	rpcOut := nvim.ProtectStdout()
-	logger := log.New(os.Stderr, "fido: ", log.LstdFlags|log.Lmicroseconds)
-	tools.SetPanicLog(os.Stderr)
+	// The log and panic stacks go to stderr (fido.log), keys redacted.
+	stderr := tools.RedactWriter(os.Stderr)
+	logger := log.New(stderr, "fido: ", log.LstdFlags|log.Lmicroseconds)
+	tools.SetPanicLog(stderr)
+	harden(logger.Printf)
 	cfg := agent.ConfigFromEnv(getenv)
+	keyProblems := resolveKeys(ctx, &cfg, getenv)
+	cleanup := &exitCleanup{logf: logger.Printf}
+	cleanup.watch(ctx)
+	defer cleanup.run()
 	return nvim.Run(ctx, nvim.RunConfig{
-		In:   os.Stdin,
+		In:   cleanup.reader(os.Stdin),
 		Out:  rpcOut,
 		Logf: logger.Printf,
 		NewBackend: func(ui *nvim.UI, editor tools.Editor) (nvim.Backend, error) {
-			return newBackend(cfg, root, getenv, ui, editor, logger)
+			b, err := newBackend(cfg, root, getenv, ui, editor, logger)
+			for _, p := range keyProblems {
+				ui.Error(p)
+			}
+			return b, err
 		},
 	})
 }
@@ -48,6 +61,13 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	if err != nil {
 		return nil, err
 	}
+	// A skipped ignore file changes what the model sees (its ignored files
+	// show up), so the user hears of it once, besides the log.
+	ws.Sandbox.Logf = func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		logger.Print(msg)
+		ui.Notify("Fido "+msg+"; Fido reads only regular files inside the workspace", agent.LevelWarn)
+	}
 	store, notice, err := plan.OpenStore(filepath.Join(stateDir, "plan.json"))
 	if err != nil {
 		return nil, err
@@ -55,7 +75,10 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	if notice != "" {
 		ui.Notify(notice, agent.LevelWarn)
 	}
-	provider := agent.NewOpenRouter(agent.OpenRouterConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
+	for _, w := range cfg.Warnings {
+		ui.Notify("Fido: "+w, agent.LevelWarn)
+	}
+	provider := agent.NewOpenRouter(agent.OpenRouterConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, IdleTimeout: cfg.IdleTimeout})
 
 	var registry *tools.Registry
 	var session *agent.Session
@@ -70,9 +93,19 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	})
 	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, tools.NewAskExpertTool(ui))
 	all = append(all, tools.NewWebTools(tools.WebConfig{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
-	all = append(all, tools.NewBashTool(ws, ui), tools.NewAskUserTool(ui), tools.NewJSTool(ws, ui))
+	jsTool := tools.NewJSTool(ws, ui)
+	jsTool.Prewarm() // its worker process starts now, not during the first call
+	all = append(all, tools.NewBashTool(ws, ui), tools.NewAskUserTool(ui), jsTool)
+	all = append(all, lsp.Tools(ws)...)
 	registry, err = tools.NewRegistry(all...)
 	if err != nil {
+		return nil, err
+	}
+	// Edits report the LSP diagnostics they introduced (Neovim's vim.lsp).
+	if err := registry.Intercept("patch", lsp.PatchDiagnostics(ws)); err != nil {
+		return nil, err
+	}
+	if err := registry.Intercept("bash_exec", lsp.BashDiagnostics(ws)); err != nil {
 		return nil, err
 	}
 	servers := newMCP(ws.Root, stateDir, getenv, ui, logger)
@@ -88,15 +121,28 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		UI:        ui,
 		Model:     cfg.Model,
 		Reasoning: cfg.Reasoning,
+		Edits:     cfg.Edits,
 		Root:      ws.Root,
+		// Instruction files are read again for every new system message
+		// (a new conversation, /reload-instructions), never mid-conversation.
 		SystemPrompt: func() string {
-			return agent.BuildSystemPrompt(agent.PromptInput{Root: ws.Root, Listing: listing, ToolNames: names})
+			files, problems := agent.LoadInstructions(ws.Sandbox.ReadOwnFile, filepath.Join(cfg.ConfigDir, "AGENTS.md"), confined.ReadPath)
+			for _, p := range problems {
+				logger.Printf("instructions: %s", p)
+			}
+			return agent.BuildSystemPrompt(agent.PromptInput{Root: ws.Root, Listing: listing, ToolNames: names, Instructions: files})
+		},
+		UserCommands: func() ([]agent.UserCommand, []string) {
+			return agent.LoadUserCommands(userCommandDirs(ws, cfg.ConfigDir), agent.Commands)
 		},
 		Plans:         store,
+		Workspace:     ws,
 		SuspendDir:    filepath.Join(stateDir, "suspends"),
 		Undo:          func(n int) []string { return undoLines(undo, n) },
 		UndoRevert:    ws.RevertLast,
 		ContextBudget: cfg.ContextTokens,
+		Conversations: agent.NewConversationStore(filepath.Join(stateDir, "conversations")),
+		Resume:        cfg.Resume,
 		MissingKey:    missing,
 		Catalog:       servers,
 		Commands:      &mcpCommands{m: servers, ui: ui, session: func() *agent.Session { return session }},
@@ -136,6 +182,21 @@ func (b *backend) Close() {
 	b.mcp.Close()
 }
 
+// userCommandDirs are the folders of Markdown-defined slash commands, in
+// order of precedence; the workspace's are read through the sandbox.
+func userCommandDirs(ws *tools.Workspace, configDir string) []agent.CommandDir {
+	inWorkspace := func(dir string) agent.CommandDir {
+		return agent.CommandDir{Dir: filepath.Join(ws.Root, dir), Read: func(rel string, limit int64) ([]byte, error) {
+			return ws.Sandbox.ReadOwnFile(filepath.ToSlash(filepath.Join(dir, rel)), limit)
+		}}
+	}
+	return []agent.CommandDir{
+		inWorkspace(".fido/commands"),
+		{Dir: filepath.Join(configDir, "commands")},
+		inWorkspace(".claude/commands"),
+	}
+}
+
 // undoLines formats the newest n undo-log entries for /undo.
 func undoLines(undo *tools.UndoLog, n int) []string {
 	var out []string
@@ -144,6 +205,9 @@ func undoLines(undo *tools.UndoLog, n int) []string {
 			break
 		}
 		line := fmt.Sprintf("%s  %s %s %s", e.Time.Local().Format("2006-01-02 15:04:05"), e.Tool, e.Op, e.Path)
+		if e.Pending {
+			line += " (interrupted: Fido stopped during this change; /undo revert checks whether it happened)"
+		}
 		switch {
 		case e.Prior != nil:
 			line += fmt.Sprintf(" (prior content kept, %d bytes)", e.PriorSize)

@@ -151,10 +151,11 @@ local function apply_winbar(p, tw)
     end
     state.saved_winbar, state.bar_win = saved, tw
   end
-  -- %< keeps the head when the window is narrow (the detail is cut);
+  -- Fitted to the window (re-fitted when it is resized): only the detail
+  -- shrinks or goes, "SUBAGENT <id> · <phase>" and the elapsed time stay.
   -- %= fills the rest of the bar with the group, so it reads as a bar.
-  local head, detail, tail = split(p.text)
-  local bar = "%#" .. group_of(p) .. "# " .. escape(head) .. "%<" .. escape(detail) .. escape(tail) .. " %=%*"
+  local text = fit(p.text, math.max(1, api.nvim_win_get_width(tw) - 2))
+  local bar = "%#" .. group_of(p) .. "# " .. escape(text) .. " %=%*"
   set_local_winbar(tw, bar)
   state.last_bar = bar
 end
@@ -260,18 +261,37 @@ pcall(function()
   require("fido.highlights").setup()
 end)
 
--- Keep the 0.7 float on the transcript window's top row and as wide as the
--- window. WinScrolled also fires when a window is resized on 0.7.
-if not has_winbar then
+-- Keep the bar fitted to the transcript window (and the 0.7 float on its
+-- top row). WinScrolled also fires when a window is resized before 0.9,
+-- which added WinResized.
+do
   local group = api.nvim_create_augroup("FidoActivity", { clear = true })
-  api.nvim_create_autocmd({ "VimResized", "WinScrolled", "WinNew", "WinClosed", "TabEnter" }, {
-    group = group,
-    callback = function()
-      if state.float or visible(state.payload) then
-        vim.schedule(render)
-      end
-    end,
-  })
+  if has_winbar then
+    -- Only a resize re-fits the winbar (a closed window's bar is dealt with
+    -- when the layout reopens, see apply_winbar).
+    local events = { "VimResized", "WinScrolled" }
+    if vim.fn.exists("##WinResized") == 1 then
+      table.insert(events, "WinResized")
+    end
+    api.nvim_create_autocmd(events, {
+      group = group,
+      callback = function()
+        local w = state.bar_win
+        if w and api.nvim_win_is_valid(w) and visible(state.payload) then
+          vim.schedule(render)
+        end
+      end,
+    })
+  else
+    api.nvim_create_autocmd({ "VimResized", "WinScrolled", "WinNew", "WinClosed", "TabEnter" }, {
+      group = group,
+      callback = function()
+        if state.float or visible(state.payload) then
+          vim.schedule(render)
+        end
+      end,
+    })
+  end
 end
 
 return M

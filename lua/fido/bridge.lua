@@ -18,7 +18,6 @@ local state = {
     subagent_usage = { calls = 0, input = 0, output = 0, cache_read = 0, cost = 0 },
     flushes = 0,
   },
-  prompts = {}, -- id -> true while a picker is open
 }
 
 local function nilify(v)
@@ -27,6 +26,10 @@ local function nilify(v)
   end
   return v
 end
+
+-- Loaded with the first batch (the host's start), so keystrokes are counted
+-- before any question arrives (see fido.questions' typing pause).
+require("fido.questions")
 
 -- Every group, transcript ones included, lives in fido.highlights (which
 -- also re-applies them on ColorScheme).
@@ -89,19 +92,38 @@ local function call_module(name, payload)
   end
 end
 
+-- User FidoTurnDone with the totals; a notification when none of Fido's
+-- windows is visible (the user is elsewhere and would not see it end).
+local function turn_ended()
+  local st = state.status
+  vim.schedule(function()
+    require("fido.events").fire(
+      "FidoTurnDone",
+      { model = st.model, usage = st.usage, subagent_usage = st.subagent_usage }
+    )
+    if layout.transcript_win() == nil and layout.input_win() == nil then
+      vim.notify("Fido: the turn is done (:Fido shows it)", vim.log.levels.INFO, { title = "Fido" })
+    end
+  end)
+end
+
 --- Applies one batch from the host.
 function M.apply(batch)
   if batch.transcript and batch.transcript ~= vim.NIL then
     apply_transcript(batch.transcript)
   end
+  local plan_updated = false
   if batch.plan_state and batch.plan_state ~= vim.NIL then
     state.plan = nilify(batch.plan_state.plan)
     state.status.plan = state.plan
+    plan_updated = true
   end
+  local turn_done = false
   if batch.status and batch.status ~= vim.NIL then
     local st = batch.status
     st.plan = state.plan
     st.subagent = nilify(st.subagent)
+    turn_done = st.state == "idle" and state.status.state ~= "idle"
     state.status = st
     require("fido").status_changed(st)
   end
@@ -120,6 +142,15 @@ function M.apply(batch)
   if type(batch.draft) == "string" then
     layout.set_input(batch.draft, false)
   end
+  if plan_updated then
+    local p = state.plan
+    vim.schedule(function()
+      require("fido.events").fire("FidoPlanUpdated", { plan = p })
+    end)
+  end
+  if turn_done then
+    turn_ended()
+  end
 end
 
 --- The host is gone: whatever ran is over.
@@ -134,55 +165,57 @@ function M.status()
   return state.status
 end
 
-local function answer(id, value)
-  if not state.prompts[id] then
-    return
-  end
-  state.prompts[id] = nil
-  local chan = require("fido.host").chan()
-  if chan then
-    pcall(vim.rpcnotify, chan, "fido_answer", id, value == nil and vim.NIL or value)
-  end
-end
+-- Every question goes through fido.questions' queue (see there): it opens
+-- only when the editor is free, one at a time, and Fido (not the picker)
+-- tracks whether it was answered.
 
 --- Shows vim.ui.select; answers the 1-based index (nil when dismissed).
 function M.select(id, prompt, items)
-  state.prompts[id] = true
   vim.schedule(function()
-    vim.ui.select(items, { prompt = prompt }, function(_, idx)
-      answer(id, idx)
-    end)
+    require("fido.questions").push({ id = id, kind = "select", prompt = prompt, items = items })
+  end)
+end
+
+--- An approval or choice with its detail shown in full beside the picker
+--- (nvim/prompts.go questionView); answers the 1-based index of q.items.
+function M.question(id, q)
+  local push = {
+    id = id,
+    kind = "select",
+    prompt = q.prompt,
+    items = q.items,
+    safe = nilify(q.safe),
+    approval = q.approval == true,
+    detail = nilify(q.detail),
+    filetype = nilify(q.filetype),
+    info = nilify(q.info),
+    call = nilify(q.call) or "",
+  }
+  vim.schedule(function()
+    require("fido.questions").push(push)
   end)
 end
 
 --- Shows vim.ui.input; answers the text (nil when dismissed).
 function M.input(id, prompt, default)
-  state.prompts[id] = true
   vim.schedule(function()
-    vim.ui.input({ prompt = prompt, default = default }, function(text)
-      answer(id, text)
-    end)
+    require("fido.questions").push({ id = id, kind = "input", prompt = prompt, default = default })
   end)
 end
 
 --- Shows the ask_an_expert float; answers the pasted text (nil when cancelled).
 function M.expert(id, question)
-  state.prompts[id] = "expert"
   vim.schedule(function()
-    require("fido.expert").open(question, function(text)
-      answer(id, text)
-    end)
+    require("fido.questions").push({ id = id, kind = "expert", prompt = question })
   end)
 end
 
---- The host gave up waiting (cancelled): a late answer is dropped.
+--- The host gave up waiting (cancelled): the question's UI closes and a late
+--- answer is dropped.
 function M.dismiss(id)
-  if state.prompts[id] == "expert" then
-    vim.schedule(function()
-      require("fido.expert").cancel()
-    end)
-  end
-  state.prompts[id] = nil
+  vim.schedule(function()
+    require("fido.questions").dismiss(id)
+  end)
 end
 
 --- vim.notify from the host (level: 0 info, 1 warn, 2 error).

@@ -7,10 +7,16 @@ local function candidates(base)
     return require("fido.mentions").complete(base)
   end
   if base:sub(1, 1) == "/" then
-    local out = {}
-    for _, c in ipairs(require("fido.commands").all_slash()) do
+    local out, seen = {}, {}
+    for _, c in ipairs(require("fido.commands").slash) do
       if c:sub(1, #base) == base then
+        seen[c] = true
         table.insert(out, c)
+      end
+    end
+    for _, c in ipairs(require("fido.commands").all()) do
+      if not seen[c.name] and c.name:sub(1, #base) == base then
+        table.insert(out, { word = c.name, menu = c.args, info = c.help })
       end
     end
     return out

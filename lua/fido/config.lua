@@ -7,15 +7,40 @@ M.defaults = {
   model = nil, -- FIDO_MODEL
   base_url = nil, -- FIDO_BASE_URL
   api_key = nil, -- OPENROUTER_API_KEY (the environment variable is preferred)
+  api_key_cmd = nil, -- command printing the key, e.g. { "pass", "show", "openrouter" }
+  tavily_api_key_cmd = nil, -- the same for TAVILY_API_KEY
   reasoning = nil, -- minimal | low | medium | high
+  edits = "auto", -- auto: Fido's file changes apply at once; review: each is shown and asked first
   layout = "right", -- right | left | bottom | tab
   width = 0.4, -- share of the columns (right/left) or lines (bottom), or a count of them
   input_height = 3,
   plan = { min_width = 60, width = 0.35, auto_show = true },
+  -- :FidoReview's buffer-local keymaps (false disables one)
+  review = { keymaps = { hunk = "gr", file = "gR", close = "q" } },
+  -- Neovim's LSP client (0.8+): diagnostics an edit introduced, and the lsp_* tools.
+  lsp = { diagnostics = true, wait_ms = 2000, request_timeout_ms = 5000 },
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
   -- MCP servers: name -> { command, args, env, cwd } or { url, headers }
   mcp = { servers = {}, auto_approve = {}, start_timeout_ms = 5000, call_timeout_ms = 60000 },
+  idle_timeout_ms = nil, -- FIDO_IDLE_TIMEOUT; a model stream with no data for this long fails (default 120000)
+  resume = "last", -- FIDO_RESUME: "last" continues the workspace's newest saved conversation, "new" starts afresh
 }
+
+local function is_argv(v)
+  if v == nil then
+    return true
+  end
+  if #v == 0 then
+    return false
+  end
+  for k, item in pairs(v) do
+    if type(k) ~= "number" or type(item) ~= "string" or item == "" then
+      return false
+    end
+  end
+  return true
+end
+local argv_desc = 'a list of non-empty strings, e.g. { "pass", "show", "openrouter" }'
 
 -- name -> { types, check (optional), description }
 local schema = {
@@ -24,12 +49,21 @@ local schema = {
   model = { { "string", "nil" } },
   base_url = { { "string", "nil" } },
   api_key = { { "string", "nil" } },
+  api_key_cmd = { { "table", "nil" }, is_argv, argv_desc },
+  tavily_api_key_cmd = { { "table", "nil" }, is_argv, argv_desc },
   reasoning = {
     { "string", "nil" },
     function(v)
       return v == nil or v == "minimal" or v == "low" or v == "medium" or v == "high"
     end,
     'one of "minimal", "low", "medium", "high"',
+  },
+  edits = {
+    { "string" },
+    function(v)
+      return v == "auto" or v == "review"
+    end,
+    'one of "auto", "review"',
   },
   layout = {
     { "string" },
@@ -53,9 +87,26 @@ local schema = {
     "a whole number ≥ 1",
   },
   plan = { { "table" } },
+  review = { { "table" } },
+  lsp = { { "table" } },
   log_file = { { "string", "nil" } },
   mcp = { { "table" } },
+  resume = {
+    { "string" },
+    function(v)
+      return v == "last" or v == "new"
+    end,
+    '"last" or "new"',
+  },
+  idle_timeout_ms = {
+    { "number", "nil" },
+    function(v)
+      return v == nil or (v >= 1 and v == math.floor(v))
+    end,
+    "a whole number of milliseconds ≥ 1",
+  },
 }
+
 
 local function whole_ms(v)
   return v >= 0 and v == math.floor(v)
@@ -90,6 +141,16 @@ local plan_schema = {
     "a share between 0 and 1",
   },
   auto_show = { { "boolean" } },
+}
+
+local function milliseconds(v)
+  return v >= 0 and v <= 600000 and v == math.floor(v)
+end
+
+local lsp_schema = {
+  diagnostics = { { "boolean" } },
+  wait_ms = { { "number" }, milliseconds, "a whole number of milliseconds from 0 to 600000" },
+  request_timeout_ms = { { "number" }, milliseconds, "a whole number of milliseconds from 0 to 600000" },
 }
 
 local function check(prefix, tbl, sch, errs)
@@ -131,6 +192,16 @@ function M.resolve(opts)
   if type(opts.mcp) == "table" then
     check("mcp.", opts.mcp, mcp_schema, errs)
     require("fido.mcp").check_servers(opts.mcp.servers, errs)
+  end
+  if type(opts.review) == "table" then
+    check("review.", opts.review, { keymaps = { { "table" } } }, errs)
+    if type(opts.review.keymaps) == "table" then
+      local key = { { "string", "boolean" } }
+      check("review.keymaps.", opts.review.keymaps, { hunk = key, file = key, close = key }, errs)
+    end
+  end
+  if type(opts.lsp) == "table" then
+    check("lsp.", opts.lsp, lsp_schema, errs)
   end
   if #errs > 0 then
     table.sort(errs)

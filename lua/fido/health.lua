@@ -37,13 +37,56 @@ local function version_of(bin)
   return vim.trim(out)
 end
 
+-- The line that keeps lualine off Fido's windows: lualine sets every
+-- window's local 'statusline' (and 'winbar' when it has one) on a timer,
+-- except for these filetypes.
+M.LUALINE_LINE =
+  'require("lualine").setup({ options = { disabled_filetypes = { statusline = { "fido", "fido_input" }, winbar = { "fido" } } } })'
+
+local function contains(list, v)
+  for _, x in ipairs(type(list) == "table" and list or {}) do
+    if x == v then
+      return true
+    end
+  end
+  return false
+end
+
+--- When lualine is loaded and would replace Fido's statusline or winbar:
+--- the missing "kind:filetype" entries (nil when none or no lualine).
+function M.lualine_missing()
+  if not package.loaded["lualine"] then
+    return nil
+  end
+  local ok, cfg = pcall(function()
+    return require("lualine").get_config()
+  end)
+  if not ok or type(cfg) ~= "table" then
+    return nil
+  end
+  local d = (cfg.options or {}).disabled_filetypes or {}
+  -- Old lualine: one list for both.
+  local stl = d[1] ~= nil and d or d.statusline
+  local wb = d[1] ~= nil and d or d.winbar
+  local missing = {}
+  for _, ft in ipairs({ "fido", "fido_input" }) do
+    if not contains(stl, ft) then
+      table.insert(missing, "statusline:" .. ft)
+    end
+  end
+  if vim.fn.exists("+winbar") == 1 and not contains(wb, "fido") then
+    table.insert(missing, "winbar:fido")
+  end
+  return #missing > 0 and missing or nil
+end
+
 function M.check()
   local r = reporter()
   local host = require("fido.host")
   local config = require("fido.config")
 
   r.start("Fido binary")
-  local bin, err = host.binary()
+  local bin, err, tried = host.binary()
   if bin then
     local v, verr = version_of(bin)
     if v then
@@ -52,7 +95,7 @@ function M.check()
       r.error(string.format("%s does not run: %s", bin, verr or "?"), { "Run `make` in " .. host.plugin_root() })
     end
   else
-    r.error(err, { "Run `make` in " .. host.plugin_root() })
+    r.error(err, { "tried: " .. table.concat(tried or {}, ", "), "or set setup({ binary = ... })" })
   end
   r.info("log file: " .. host.log_path())
 
@@ -64,25 +107,72 @@ function M.check()
     r.info("winbar: no (Neovim < 0.8; the subagent bar is a one-line float)")
   end
 
+  r.start("Language servers (lsp_* tools, diagnostics after edits)")
+  local why = require("fido.lsp").unsupported()
+  if why then
+    r.warn(why, { "Use Neovim 0.8 or later for the lsp_* tools and the diagnostics edits report" })
+  else
+    local lsp_opts = config.values.lsp or {}
+    if lsp_opts.diagnostics == false then
+      r.info("diagnostics after edits: off (setup({ lsp = { diagnostics = false } }))")
+    else
+      r.ok(string.format("diagnostics after edits: on (wait up to %d ms)", lsp_opts.wait_ms or 2000))
+    end
+    local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+    local names = {}
+    for _, c in ipairs(get()) do
+      table.insert(names, c.name)
+    end
+    if #names > 0 then
+      r.ok("running language servers: " .. table.concat(names, ", "))
+    else
+      r.info("no language server is running now; Fido uses the ones your configuration attaches to a file's buffer")
+    end
+  end
+
   r.start("Provider")
   local key = config.values.api_key or vim.env.OPENROUTER_API_KEY
   if key and key ~= "" then
     r.ok("OPENROUTER_API_KEY is set")
+  elseif config.values.api_key_cmd then
+    r.ok("api_key_cmd is set: the host runs " .. config.values.api_key_cmd[1] .. " for the key when it starts")
   else
-    r.warn("OPENROUTER_API_KEY is not set", { "export OPENROUTER_API_KEY=... before starting Neovim" })
+    r.warn("OPENROUTER_API_KEY is not set", {
+      "export OPENROUTER_API_KEY=... before starting Neovim",
+      'or setup({ api_key_cmd = { "pass", "show", "openrouter" } })',
+    })
   end
   r.info("model: " .. (config.values.model or vim.env.FIDO_MODEL or "(the binary's default)"))
   r.info("base URL: " .. (config.values.base_url or vim.env.FIDO_BASE_URL or "https://openrouter.ai/api/v1"))
   if vim.env.TAVILY_API_KEY and vim.env.TAVILY_API_KEY ~= "" then
     r.ok("TAVILY_API_KEY is set (websearch, browse_url)")
+  elseif config.values.tavily_api_key_cmd then
+    r.ok("tavily_api_key_cmd is set (websearch, browse_url)")
   else
     r.info("TAVILY_API_KEY is not set: websearch and browse_url will say so when called")
+  end
+
+  r.start("Statusline plugins")
+  local missing = M.lualine_missing()
+  if missing then
+    r.warn(
+      "lualine replaces the statusline of Fido's windows (model, state, tokens, cost) and the subagent winbar ("
+        .. table.concat(missing, ", ")
+        .. " not disabled)",
+      { "add Fido's filetypes to lualine's disabled_filetypes: " .. M.LUALINE_LINE }
+    )
+  elseif package.loaded["lualine"] then
+    r.ok("lualine leaves Fido's windows alone (disabled_filetypes has fido and fido_input)")
+  else
+    r.ok("no lualine loaded: Fido's windows keep their own statusline")
   end
 
   r.start("Prompts")
   local default_select = vim.fn.has("nvim-0.7") == 1 and debug.getinfo(vim.ui.select, "S").source:match("vim/ui%.lua$")
   if default_select then
-    r.info("vim.ui.select: Neovim's default (inputlist); a picker plugin (telescope, fzf-lua, dressing, snacks) makes approvals nicer")
+    r.info(
+      "vim.ui.select: Neovim's default (inputlist); a picker plugin (telescope, fzf-lua, dressing, snacks) makes approvals nicer"
+    )
   else
     r.ok("vim.ui.select is overridden (" .. debug.getinfo(vim.ui.select, "S").short_src .. ")")
   end

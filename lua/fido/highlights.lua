@@ -29,8 +29,26 @@ M.groups = {
   FidoNotice = { link = "Comment" },
 }
 
+-- Whether floats get Pmenu's colours: Neovim before 0.10 links NormalFloat
+-- to Pmenu, which the default colours make bright magenta, and Title, String
+-- and FloatBorder are unreadable on it. The plan window then uses Normal.
+local function float_is_pmenu()
+  local f, p = vim.fn.hlID("NormalFloat"), vim.fn.hlID("Pmenu")
+  return f > 0 and p > 0 and vim.fn.synIDtrans(f) == vim.fn.synIDtrans(p)
+end
+
+--- The attributes each group gets now (links chosen for the colours in use).
+function M.resolved()
+  local out = vim.deepcopy(M.groups)
+  if float_is_pmenu() then
+    out.FidoPlanNormal = { link = "Normal" }
+    out.FidoPlanBorder = { link = "Normal" }
+  end
+  return out
+end
+
 local function define()
-  for name, attrs in pairs(M.groups) do
+  for name, attrs in pairs(M.resolved()) do
     local hl = vim.deepcopy(attrs)
     hl.default = true
     vim.api.nvim_set_hl(0, name, hl)

@@ -24,7 +24,8 @@ function M.plugin_root()
 end
 
 --- Resolves the binary: opts.binary, $FIDO_BINARY, <plugin root>/bin/fido,
---- fido on PATH. Returns the path, or nil and a message saying what to do.
+--- fido on PATH. Returns the path, or nil, a one-line message saying what
+--- to do and the places tried.
 function M.binary()
   local cfg = config.values
   local tried = {}
@@ -48,12 +49,11 @@ function M.binary()
     return onpath
   end
   table.insert(tried, "fido on $PATH")
-  return nil,
-    string.format(
-      "Fido's binary was not found (tried %s). Run `make` in %s (needs Go), or set setup({ binary = ... }).",
-      table.concat(tried, ", "),
-      M.plugin_root()
-    )
+  -- One line that says what to do; under lazy.nvim that is its build step.
+  if package.loaded["lazy"] then
+    return nil, "bin/fido not found: run :Lazy build fido", tried
+  end
+  return nil, string.format("bin/fido not found: run `make` in %s (needs Go)", M.plugin_root()), tried
 end
 
 --- The log file the host's stderr goes to.
@@ -95,11 +95,21 @@ local function env()
     FIDO_BASE_URL = cfg.base_url,
     OPENROUTER_API_KEY = cfg.api_key,
     FIDO_REASONING = cfg.reasoning,
+    FIDO_EDITS = cfg.edits,
+    FIDO_IDLE_TIMEOUT = cfg.idle_timeout_ms and (tostring(cfg.idle_timeout_ms) .. "ms") or nil,
+    FIDO_RESUME = cfg.resume,
   }
   map.FIDO_MCP_CONFIG = require("fido.mcp").config_json(cfg.mcp)
   for k, v in pairs(map) do
     if v ~= nil and v ~= "" then
       e[k] = v
+    end
+  end
+  -- Key commands: the host runs them (argv as JSON), so the key itself never
+  -- passes through Lua or an environment variable.
+  for k, v in pairs({ FIDO_API_KEY_CMD = cfg.api_key_cmd, FIDO_TAVILY_API_KEY_CMD = cfg.tavily_api_key_cmd }) do
+    if v ~= nil then
+      e[k] = vim.fn.json_encode(v)
     end
   end
   return e
@@ -165,7 +175,16 @@ function M.ensure()
   end
   local chan, err = M.start()
   if not chan then
-    notify(err, vim.log.levels.ERROR)
+    -- Scheduled: an error message inside a command run by a plugin manager's
+    -- pcall (lazy.nvim's cmd handler) would turn into a stack trace.
+    -- Said once per command (:Fido {text} starts the host twice).
+    local t = vim.loop.now()
+    if state.failed ~= err or t - (state.failed_at or 0) > 2000 then
+      state.failed, state.failed_at = err, t
+      vim.schedule(function()
+        notify("Fido: " .. err, vim.log.levels.ERROR)
+      end)
+    end
   end
   return chan
 end
@@ -210,6 +229,11 @@ function M.connected(chan)
     state.chan, state.job = chan, nil
   end
   state.ready, state.died = true, nil
+  -- Follow language servers from now on (which buffers still await their
+  -- first diagnostics); a no-op before Neovim 0.8.
+  pcall(function()
+    require("fido.lsp").track()
+  end)
   local group = vim.api.nvim_create_augroup("FidoHost", { clear = true })
   vim.api.nvim_create_autocmd("VimResized", {
     group = group,

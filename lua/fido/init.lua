@@ -15,11 +15,15 @@ function M.setup(opts)
 end
 
 --- The status snapshot the host pushes with every flush:
---- { state, model, reasoning, usage = {calls,input,output,cache_read,cost},
+--- { state, model, reasoning, edits ("auto" | "review"), usage = {calls,input,output,cache_read,cost},
 ---   subagent_usage = {...}, plan = <normalized plan or nil>,
----   subagent = nil or {agent_id, phase, detail, elapsed_ms} }
+---   subagent = nil or {agent_id, phase, detail, elapsed_ms},
+---   waiting = nil or "approval" or "question" }
 function M.status()
-  return require("fido.bridge").status()
+  local st = require("fido.bridge").status()
+  -- "approval" or "question" while one waits or is open (fido.questions).
+  st.waiting = require("fido.questions").pending()
+  return st
 end
 
 --- Opens (or focuses) the transcript and input windows, and starts the host
@@ -37,6 +41,8 @@ end
 
 --- Cancels the running turn and any subagent.
 function M.cancel()
+  -- Any open question's picker closes at once (counted as dismissed).
+  require("fido.questions").cancel_all()
   if require("fido.host").chan() then
     require("fido.host").notify("fido_cancel")
   end
@@ -83,11 +89,21 @@ end
 
 --- Called by the bridge with each new status: animates the spinner only
 --- while a turn runs.
+local last_running = false
+
 function M.status_changed(st)
   if st.state == "idle" then
     stop_spinner()
   else
     start_spinner()
+  end
+  -- The plan float is compact while a turn runs, full when idle.
+  local running = st.state ~= "idle"
+  if running ~= last_running then
+    last_running = running
+    pcall(function()
+      require("fido.planwin").refresh()
+    end)
   end
   -- All statuslines: the user's own may show require("fido").status().
   vim.cmd("redrawstatus!")
@@ -109,37 +125,110 @@ local function esc(s)
   return (tostring(s or ""):gsub("%%", "%%%%"))
 end
 
---- The transcript window's statusline: model, reasoning level, spinner and
---- state, calls, input/output/cached tokens, cost.
-function M.statusline()
+local SEP = " · "
+
+local function width_of(s)
+  return vim.fn.strdisplaywidth(s)
+end
+
+--- The segments of the transcript's statusline, each { text, prio, side }
+--- (prio 1 is kept longest): turn state, model, cost, tokens, then the rest.
+function M.statusline_segments()
   local st = M.status()
   local u = st.usage or {}
-  local model = st.model ~= "" and st.model or "fido"
-  local parts = { esc(model) }
-  if st.reasoning and st.reasoning ~= "" then
-    table.insert(parts, esc(st.reasoning))
-  end
   local state = st.state or "idle"
   local label = state == "idle" and "● idle" or (spinner[spin.frame] .. " " .. state)
-  -- %< at the start: a narrow window loses the model name first, never the totals.
-  local left = " %<" .. table.concat(parts, " · ") .. "  " .. esc(label)
+  local waiting = require("fido.questions").pending()
+  if waiting then
+    label = "? waiting for " .. (waiting == "approval" and "approval" or "your answer")
+  end
+  local segs = {
+    { text = st.model ~= "" and st.model or "fido", prio = 2, side = "left" },
+  }
+  if st.reasoning and st.reasoning ~= "" then
+    table.insert(segs, { text = st.reasoning, prio = 7, side = "left" })
+  end
+  if st.edits == "review" then
+    table.insert(segs, { text = "review", prio = 2, side = "left" })
+  end
+  table.insert(segs, { text = label, prio = 1, side = "state" })
   local mcp_marker = require("fido.mcp").marker()
   if mcp_marker ~= "" then
-    left = left .. "  " .. mcp_marker
+    table.insert(segs, { text = mcp_marker, prio = 1, side = "left" })
   end
-  local right = string.format(
-    "%d calls · in %s · out %s · cache %s · $%.4f",
-    tonumber(u.calls) or 0,
-    tokens(u.input),
-    tokens(u.output),
-    tokens(u.cache_read),
-    tonumber(u.cost) or 0
-  )
+  vim.list_extend(segs, {
+    { text = string.format("%d calls", tonumber(u.calls) or 0), prio = 6, side = "right" },
+    { text = string.format("in %s · out %s", tokens(u.input), tokens(u.output)), prio = 4, side = "right" },
+    { text = "cache " .. tokens(u.cache_read), prio = 5, side = "right" },
+    { text = string.format("$%.4f", tonumber(u.cost) or 0), prio = 3, side = "right" },
+  })
   local su = st.subagent_usage or {}
   if (tonumber(su.calls) or 0) > 0 then
-    right = string.format("%s (sub %d · $%.4f)", right, tonumber(su.calls) or 0, tonumber(su.cost) or 0)
+    table.insert(segs, {
+      text = string.format("(sub %d · $%.4f)", tonumber(su.calls) or 0, tonumber(su.cost) or 0),
+      prio = 8,
+      side = "sub",
+    })
   end
-  return left .. "  %=" .. right .. " "
+  return segs
+end
+
+-- Lays out the kept segments: " model · reasoning  state  %=calls · … · $cost (sub …) ".
+local function compose(segs, keep)
+  local left, right, state, sub = {}, {}, "", ""
+  for i, sg in ipairs(segs) do
+    if keep[i] then
+      if sg.side == "left" then
+        table.insert(left, sg.text)
+      elseif sg.side == "right" then
+        table.insert(right, sg.text)
+      elseif sg.side == "state" then
+        state = sg.text
+      else
+        sub = sg.text
+      end
+    end
+  end
+  local l = table.concat(left, SEP)
+  if state ~= "" then
+    l = l ~= "" and (l .. "  " .. state) or state
+  end
+  local r = table.concat(right, SEP)
+  if sub ~= "" then
+    r = r ~= "" and (r .. " " .. sub) or sub
+  end
+  return " " .. l, r ~= "" and (r .. " ") or ""
+end
+
+--- The transcript window's statusline: the segments that fit in width
+--- (default: the window being drawn), lower-priority ones dropped whole, so
+--- nothing is cut mid-word and the turn state goes last.
+function M.statusline(width)
+  if not width then
+    local w = vim.g.statusline_winid
+    width = (w and w ~= 0 and vim.api.nvim_win_is_valid(w)) and vim.api.nvim_win_get_width(w) or vim.o.columns
+  end
+  local segs = M.statusline_segments()
+  local keep = {}
+  for i = 1, #segs do
+    keep[i] = true
+  end
+  local order = {}
+  for i = 1, #segs do
+    order[i] = i
+  end
+  table.sort(order, function(a, b)
+    return segs[a].prio > segs[b].prio
+  end)
+  local l, r = compose(segs, keep)
+  for _, i in ipairs(order) do
+    if width_of(l) + (r ~= "" and 2 + width_of(r) or 0) <= width or segs[i].prio == 1 then
+      break
+    end
+    keep[i] = false
+    l, r = compose(segs, keep)
+  end
+  return esc(l) .. "  %=" .. esc(r)
 end
 
 return M

@@ -112,12 +112,25 @@ function M.input_win()
   return nil
 end
 
+local MIN_CODE = 20 -- columns (lines for "bottom") the code window keeps
+
+-- The sidebar's size for a configured share (≤ 1: a fraction; else a count)
+-- of total, leaving the code window at least MIN_CODE (plus the separator)
+-- whenever total allows that and a 20-wide sidebar.
 local function size(share, total)
+  local n
   if share <= 1 then
-    return math.max(20, math.floor(total * share))
+    n = math.max(20, math.floor(total * share))
+  else
+    n = math.floor(share)
   end
-  return math.floor(share)
+  local most = total - MIN_CODE - 1
+  if most >= 20 then
+    n = math.min(n, most)
+  end
+  return math.max(1, n)
 end
+M.size = size
 
 -- Sets window-local values (as :setlocal), never the global ones, so the
 -- user's other windows keep their 'statusline' and 'wrap'. (A :split copies
@@ -155,6 +168,35 @@ local function style_input(w)
     foldcolumn = "0",
     winfixheight = true,
     statusline = " Fido input  %#Comment#<CR> send · <C-s> send (insert) · <C-c> cancel",
+  })
+end
+
+--- Puts the sidebar back to its configured share (VimResized, after the
+--- terminal shrank or grew): the code window never drops under 20 columns
+--- while the editor has 60, and growing back restores the share.
+function M.fit()
+  local cfg = config.values
+  local twin = M.transcript_win()
+  if not twin or cfg.layout == "tab" then
+    return
+  end
+  if cfg.layout == "bottom" then
+    local iwin = M.input_win()
+    local ih = iwin and api.nvim_win_get_height(iwin) + 1 or 0
+    local total = vim.o.lines - vim.o.cmdheight - 1
+    pcall(api.nvim_win_set_height, twin, math.max(1, size(cfg.width, total) - ih))
+    return
+  end
+  pcall(api.nvim_win_set_width, twin, size(cfg.width, vim.o.columns))
+end
+
+local function watch_resize()
+  local group = api.nvim_create_augroup("FidoLayout", { clear = true })
+  api.nvim_create_autocmd("VimResized", {
+    group = group,
+    callback = function()
+      M.fit()
+    end,
   })
 end
 
@@ -206,6 +248,23 @@ function M.open(enter)
   end
   style_input(iwin)
   state.twin, state.iwin = twin, iwin
+  watch_resize()
+  if not state.lualine_told then
+    state.lualine_told = true
+    local ok, missing = pcall(function()
+      return require("fido.health").lualine_missing()
+    end)
+    if ok and missing then
+      vim.schedule(function()
+        vim.notify(
+          "Fido: lualine replaces Fido's statusline and subagent bar; see :checkhealth fido for the "
+            .. "disabled_filetypes line to add",
+          vim.log.levels.WARN,
+          { title = "Fido" }
+        )
+      end)
+    end
+  end
   -- Start at the tail so the transcript follows new output.
   api.nvim_win_set_cursor(twin, { api.nvim_buf_line_count(tbuf), 0 })
   if enter then

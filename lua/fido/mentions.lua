@@ -25,7 +25,8 @@ function M.relpath(buf)
   return abs
 end
 
---- "@path:l1-l2" ("@path:l1" for one line), or nil and a message.
+--- "@path:l1-l2" ("@path:l1" for one line), or nil and a message. A buffer
+--- with unsaved changes gives its lines instead, labelled with path and range.
 function M.range(buf, l1, l2)
   local path = M.relpath(buf)
   if not path then
@@ -34,10 +35,17 @@ function M.range(buf, l1, l2)
   if l2 < l1 then
     l1, l2 = l2, l1
   end
-  if l1 == l2 then
-    return string.format("@%s:%d", path, l1)
+  local ref = l1 == l2 and string.format("%s:%d", path, l1) or string.format("%s:%d-%d", path, l1, l2)
+  if vim.api.nvim_buf_get_option(buf, "modified") then
+    -- The model reads files from disk: give it the lines as the user sees them.
+    local lines = vim.api.nvim_buf_get_lines(buf, l1 - 1, l2, false)
+    local block = { string.format("%s as in the unsaved buffer (the file on disk differs):", ref) }
+    table.insert(block, "```" .. vim.api.nvim_buf_get_option(buf, "filetype"))
+    vim.list_extend(block, lines)
+    table.insert(block, "```")
+    return table.concat(block, "\n") .. "\n"
   end
-  return string.format("@%s:%d-%d", path, l1, l2)
+  return "@" .. ref
 end
 
 local MAX_FILES = 50000
@@ -69,13 +77,28 @@ function M.files(root)
 end
 
 --- Picks a workspace file with vim.ui.select and inserts "@path " at the
---- cursor of the input window (<C-o> in the input).
+--- cursor of the input window (<C-o> in the input). From insert mode it
+--- leaves insert mode first: the picker opens on the next tick, in normal
+--- mode, so pickers that start their own prompt get typed keys.
 function M.pick()
-  local layout = require("fido.layout")
   local insert = vim.api.nvim_get_mode().mode:sub(1, 1) == "i"
   if insert then
+    -- Leaving insert mode moves the cursor left: keep where it was.
+    local col = vim.api.nvim_win_get_cursor(0)[2]
     vim.cmd("stopinsert")
+    vim.schedule(function()
+      M.open_picker(col)
+    end)
+    return
   end
+  M.open_picker(nil)
+end
+
+--- The picker itself; insert_col is the insert-mode cursor column when <C-o>
+--- came from insert mode.
+function M.open_picker(insert_col)
+  local insert = insert_col ~= nil
+  local layout = require("fido.layout")
   local files = M.files()
   if #files == 0 then
     vim.notify("Fido: no files to mention in " .. M.root(), vim.log.levels.WARN, { title = "Fido" })
@@ -90,7 +113,7 @@ function M.pick()
     local row, col = unpack(vim.api.nvim_win_get_cursor(w))
     local line = vim.api.nvim_get_current_line()
     -- After the cursor character in normal mode, at the cursor in insert mode.
-    local at = insert and col or math.min(col + 1, #line)
+    local at = insert and math.min(insert_col, #line) or math.min(col + 1, #line)
     local text = "@" .. choice .. " "
     if at > 0 and line:sub(at, at):match("%S") then
       text = " " .. text
@@ -103,14 +126,26 @@ function M.pick()
   end)
 end
 
---- :Fido completion of "@path" arguments.
+local MAX_COMPLETIONS = 500
+
+--- "@path" completion (:Fido and the input's omnifunc): the workspace files
+--- of the <C-o> picker (git's ignore rules), those starting with the typed
+--- path first, then those containing it.
 function M.complete(arglead)
   local prefix = arglead:sub(2)
-  local out = {}
-  for _, f in ipairs(vim.fn.getcompletion(prefix, "file")) do
-    table.insert(out, "@" .. f)
+  local starts, contains = {}, {}
+  for _, f in ipairs(M.files()) do
+    if f:sub(1, #prefix) == prefix then
+      table.insert(starts, "@" .. f)
+    elseif prefix ~= "" and f:find(prefix, 1, true) then
+      table.insert(contains, "@" .. f)
+    end
+    if #starts >= MAX_COMPLETIONS then
+      break
+    end
   end
-  return out
+  vim.list_extend(starts, contains, 1, math.max(0, math.min(#contains, MAX_COMPLETIONS - #starts)))
+  return starts
 end
 
 return M

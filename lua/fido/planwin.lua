@@ -160,6 +160,7 @@ local function watch(win)
         vim.schedule(function()
           if api.nvim_win_is_valid(win) and api.nvim_get_current_win() ~= win then
             pcall(api.nvim_win_set_config, win, { focusable = false })
+            M.refresh() -- back to the compact form if a turn runs
           end
         end)
       end
@@ -177,23 +178,32 @@ function M.apply(payload)
     close_win()
     return
   end
-  local lines = type(payload.lines) == "table" and payload.lines or {}
-  if #lines == 0 then
-    lines = { "" }
-  end
-  local highlights = type(payload.highlights) == "table" and payload.highlights or {}
   local buf = ensure_buf()
   local focus = payload.focus == true
   -- Keep it focusable while the user is inside it (a later update must not
   -- throw them out); it becomes unfocusable again when they leave.
   local inside = win_valid() and api.nvim_get_current_win() == state.win
+  -- While a turn runs and the user is not reading the plan, the compact form
+  -- (header, item in progress with its next action, blocked items) keeps
+  -- two thirds of the transcript, where the answer streams, uncovered.
+  local form = payload
+  local compact = payload.compact
+  if type(compact) == "table" and not focus and not inside and M.running() then
+    form = compact
+  end
+  state.compact = form ~= payload
+  local lines = type(form.lines) == "table" and form.lines or {}
+  if #lines == 0 then
+    lines = { "" }
+  end
+  local highlights = type(form.highlights) == "table" and form.highlights or {}
   local config = {
     relative = "editor",
     anchor = "NE",
     row = payload.row or 1,
     col = payload.col or vim.o.columns,
     width = math.max(1, payload.width or 1),
-    height = math.max(1, payload.height or 1),
+    height = math.max(1, form.height or 1),
     focusable = focus or inside,
     zindex = 50,
     style = "minimal",
@@ -209,7 +219,11 @@ function M.apply(payload)
     watch(state.win)
   end
   local win = state.win
-  api.nvim_win_set_option(win, "winhighlight", "Normal:FidoPlanNormal,NormalFloat:FidoPlanNormal,FloatBorder:FidoPlanBorder")
+  api.nvim_win_set_option(
+    win,
+    "winhighlight",
+    "Normal:FidoPlanNormal,NormalFloat:FidoPlanNormal,FloatBorder:FidoPlanBorder"
+  )
   api.nvim_win_set_option(win, "wrap", true)
   api.nvim_win_set_option(win, "linebreak", true)
   api.nvim_win_set_option(win, "scrolloff", 0)
@@ -220,6 +234,19 @@ function M.apply(payload)
   elseif not inside then
     scroll(win, #lines, config.height, highlights)
   end
+end
+
+--- Whether a turn runs (the compact form is shown then).
+function M.running()
+  local ok, st = pcall(function()
+    return require("fido").status().state
+  end)
+  return ok and st ~= nil and st ~= "idle"
+end
+
+--- Whether the float shows the compact form.
+function M.compact()
+  return win_valid() and state.compact == true
 end
 
 --- Hides the float at the user's request and tells the host, which keeps

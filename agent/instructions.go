@@ -1,0 +1,175 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// MaxInstructionBytes caps one instruction file in the system message.
+const MaxInstructionBytes = 32 << 10
+
+// maxInstructionFile is the largest instruction file read at all.
+const maxInstructionFile = 1 << 20
+
+// InstructionNames are the project instruction files, in order of
+// preference: the first that exists at the workspace root is used.
+var InstructionNames = []string{"AGENTS.md", "CLAUDE.md"}
+
+// InstructionFile is one instruction file that reaches the model.
+type InstructionFile struct {
+	// Label names it for the model and for :checkhealth (a workspace-relative
+	// path, or the user file's path).
+	Label string
+	Text  string
+	// Truncated says the file was longer than MaxInstructionBytes.
+	Truncated bool
+	Size      int
+}
+
+// FileReader reads a file Fido reads on its own: a regular file, without
+// blocking, at most limit bytes (tools.Sandbox.ReadOwnFile for the
+// workspace, confined.ReadPath for the user's file).
+type FileReader func(name string, limit int64) ([]byte, error)
+
+// LoadInstructions reads the user-level instructions (userPath, read with
+// readUser; "" for none) and then the project's (AGENTS.md, else CLAUDE.md,
+// at the workspace root, read with readWorkspace). Problems other than a
+// missing file are returned in words; the other files still load.
+func LoadInstructions(readWorkspace FileReader, userPath string, readUser FileReader) ([]InstructionFile, []string) {
+	var out []InstructionFile
+	var problems []string
+	if userPath != "" && readUser != nil {
+		if f, err := loadInstruction(readUser, userPath, userPath); err == nil {
+			out = append(out, f)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			problems = append(problems, fmt.Sprintf("%s: %v", userPath, err))
+		}
+	}
+	if readWorkspace != nil {
+		for _, name := range InstructionNames {
+			f, err := loadInstruction(readWorkspace, name, name)
+			if err == nil {
+				out = append(out, f)
+				break
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				problems = append(problems, fmt.Sprintf("%s: %v", name, err))
+			}
+		}
+	}
+	return out, problems
+}
+
+func loadInstruction(read FileReader, name, label string) (InstructionFile, error) {
+	// Files up to maxInstructionFile are read and cut to the cap (with a
+	// note); a larger one is no instruction file anyone meant.
+	data, err := read(name, maxInstructionFile)
+	if err != nil {
+		return InstructionFile{}, err
+	}
+	f := InstructionFile{Label: label, Size: len(data)}
+	if len(data) > MaxInstructionBytes {
+		data = data[:MaxInstructionBytes]
+		for len(data) > 0 && !utf8.Valid(data) {
+			data = data[:len(data)-1]
+		}
+		f.Truncated = true
+	}
+	f.Text = strings.TrimSpace(string(data))
+	return f, nil
+}
+
+// renderInstructions is the system message's section for instruction files.
+func renderInstructions(files []InstructionFile) string {
+	if len(files) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n# Project instructions\nThe user and the project wrote these instructions for agents working here. Follow them unless they conflict with the operating rules above.\n")
+	for _, f := range files {
+		fmt.Fprintf(&b, "\n## %s\n%s\n", f.Label, f.Text)
+		if f.Truncated {
+			fmt.Fprintf(&b, "[%s was cut at %d KiB; read the rest with read_file if you need it]\n", f.Label, MaxInstructionBytes>>10)
+		}
+	}
+	return b.String()
+}
+
+// NestedInstructions attaches an AGENTS.md found in a subdirectory to the
+// first tool result of a conversation that reaches into that directory
+// (never to the system message). It is safe for concurrent use; one value
+// belongs to one conversation.
+type NestedInstructions struct {
+	read FileReader
+	mu   sync.Mutex
+	// seen: directories whose AGENTS.md was looked for (attached or absent).
+	seen map[string]bool
+}
+
+// NewNestedInstructions reads AGENTS.md files with read (workspace-relative).
+func NewNestedInstructions(read FileReader) *NestedInstructions {
+	return &NestedInstructions{read: read, seen: map[string]bool{}}
+}
+
+// Seen lists the directories already handled, for saving with the
+// conversation.
+func (n *NestedInstructions) Seen() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, len(n.seen))
+	for d := range n.seen {
+		out = append(out, d)
+	}
+	return out
+}
+
+// MarkSeen restores directories handled earlier in a resumed conversation.
+func (n *NestedInstructions) MarkSeen(dirs []string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, d := range dirs {
+		n.seen[d] = true
+	}
+}
+
+// For returns the text to append to a tool result that touched rel (a
+// workspace-relative path of a file or directory): every not yet attached
+// AGENTS.md of rel's directories below the root, outermost first.
+func (n *NestedInstructions) For(rel string, isDir bool) string {
+	rel = path.Clean(strings.TrimPrefix(strings.ReplaceAll(rel, "\\", "/"), "./"))
+	if rel == "." || rel == "" || strings.HasPrefix(rel, "../") || path.IsAbs(rel) {
+		return ""
+	}
+	dir := rel
+	if !isDir {
+		dir = path.Dir(rel)
+	}
+	var dirs []string
+	for d := dir; d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		dirs = append([]string{d}, dirs...)
+	}
+	var b strings.Builder
+	for _, d := range dirs {
+		n.mu.Lock()
+		done := n.seen[d]
+		n.seen[d] = true
+		n.mu.Unlock()
+		if done {
+			continue
+		}
+		f, err := loadInstruction(n.read, d+"/AGENTS.md", d+"/AGENTS.md")
+		if err != nil || f.Text == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n\n[instructions from %s, which apply to files under %s/]\n%s", f.Label, d, f.Text)
+		if f.Truncated {
+			fmt.Fprintf(&b, "\n[%s was cut at %d KiB]", f.Label, MaxInstructionBytes>>10)
+		}
+	}
+	return b.String()
+}

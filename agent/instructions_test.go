@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/confined"
+)
+
+func workspaceReader(t *testing.T, root string) FileReader {
+	t.Helper()
+	ws, err := tools.NewSandbox(root)
+	require.NoError(t, err)
+	return ws.ReadOwnFile
+}
+
+func TestLoadInstructionsOrderAndPreference(t *testing.T) {
+	root, cfg := t.TempDir(), t.TempDir()
+	user := filepath.Join(cfg, "AGENTS.md")
+	require.NoError(t, os.WriteFile(user, []byte("USER-RULES\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "CLAUDE.md"), []byte("CLAUDE-RULES"), 0o600))
+
+	files, problems := LoadInstructions(workspaceReader(t, root), user, confined.ReadPath)
+	require.Empty(t, problems)
+	require.Len(t, files, 2)
+	assert.Equal(t, user, files[0].Label)
+	assert.Equal(t, "CLAUDE.md", files[1].Label, "CLAUDE.md when there is no AGENTS.md")
+
+	require.NoError(t, os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte("AGENTS-RULES"), 0o600))
+	files, _ = LoadInstructions(workspaceReader(t, root), user, confined.ReadPath)
+	require.Len(t, files, 2)
+	assert.Equal(t, "AGENTS.md", files[1].Label)
+	assert.Equal(t, "AGENTS-RULES", files[1].Text)
+
+	sys := BuildSystemPrompt(PromptInput{Root: root, Instructions: files})
+	assert.Contains(t, sys, "# Project instructions")
+	assert.Less(t, strings.Index(sys, "USER-RULES"), strings.Index(sys, "AGENTS-RULES"), "user-level first")
+	assert.NotContains(t, sys, "CLAUDE-RULES")
+	assert.True(t, strings.HasPrefix(sys, BuildSystemPrompt(PromptInput{Root: root})),
+		"instructions only append: the rest of the system message keeps its bytes")
+}
+
+func TestInstructionsAreCappedWithANote(t *testing.T) {
+	root := t.TempDir()
+	big := strings.Repeat("é", MaxInstructionBytes) // 2 bytes a rune: twice the cap
+	require.NoError(t, os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte(big), 0o600))
+	files, problems := LoadInstructions(workspaceReader(t, root), "", nil)
+	require.Empty(t, problems)
+	require.Len(t, files, 1)
+	assert.True(t, files[0].Truncated)
+	assert.LessOrEqual(t, len(files[0].Text), MaxInstructionBytes)
+	assert.True(t, strings.HasSuffix(files[0].Text, "é"), "cut on a rune boundary")
+	assert.Contains(t, BuildSystemPrompt(PromptInput{Root: root, Instructions: files}), "AGENTS.md was cut at 32 KiB")
+}
+
+func TestHostileInstructionFilesAreSkipped(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "AGENTS.md"), 0o600))
+	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(root, "CLAUDE.md")))
+	files, problems := LoadInstructions(workspaceReader(t, root), "", nil)
+	assert.Empty(t, files)
+	assert.Len(t, problems, 2)
+}
+
+func TestNestedInstructionsAttachOnce(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "pkg", "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "pkg", "AGENTS.md"), []byte("PKG-RULES"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "pkg", "sub", "AGENTS.md"), []byte("SUB-RULES"), 0o600))
+	n := NewNestedInstructions(workspaceReader(t, root))
+
+	first := n.For("pkg/sub/a.go", false)
+	assert.Contains(t, first, "[instructions from pkg/AGENTS.md")
+	assert.Contains(t, first, "SUB-RULES")
+	assert.Less(t, strings.Index(first, "PKG-RULES"), strings.Index(first, "SUB-RULES"))
+	assert.Empty(t, n.For("pkg/sub/b.go", false), "attached once per conversation")
+	assert.Empty(t, n.For("pkg", true))
+	assert.Empty(t, n.For("README.md", false), "the root's file is in the system message")
+	assert.Empty(t, n.For("../outside/x", false))
+
+	resumed := NewNestedInstructions(workspaceReader(t, root))
+	resumed.MarkSeen(n.Seen())
+	assert.Empty(t, resumed.For("pkg/sub/c.go", false), "a resumed conversation remembers")
+}
+
+func TestUserCommands(t *testing.T) {
+	ws, user := t.TempDir(), t.TempDir()
+	write := func(dir, name, text string) {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+	}
+	write(ws, "greet.md", "---\ndescription: Say hello\nargument-hint: <name> [mood]\n---\nHello $1, you seem $2. All: $ARGUMENTS.")
+	write(ws, "git/commit.md", "Write a commit message for @CHANGES.md")
+	write(ws, "help.md", "shadowed by the built-in")
+	write(user, "greet.md", "the workspace's greet wins")
+	write(user, "mine.md", "user command")
+	cmds, problems := LoadUserCommands([]CommandDir{{Dir: ws}, {Dir: user}, {Dir: filepath.Join(ws, "missing")}}, Commands)
+	require.Len(t, problems, 1)
+	assert.Contains(t, problems[0], "/help is a built-in command")
+	var names []string
+	for _, c := range cmds {
+		names = append(names, c.Name)
+	}
+	assert.Equal(t, []string{"git:commit", "greet", "mine"}, names)
+	greet := cmds[1]
+	assert.Equal(t, "Say hello", greet.Description)
+	assert.Equal(t, "<name> [mood]", greet.ArgumentHint)
+	assert.Equal(t, "Hello Ada, you seem calm. All: Ada calm today.", greet.Expand("Ada calm today"))
+	assert.Equal(t, "Hello , you seem . All: .", greet.Expand(""))
+	assert.Equal(t, "Write a commit message for @CHANGES.md", cmds[0].Expand(""))
+}

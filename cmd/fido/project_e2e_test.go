@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/agent/llmtest"
+)
+
+// The workspace's AGENTS.md and the user's own reach messages[0], which then
+// stays byte-identical; /reload-instructions picks up a change and says the
+// cache prefix changes.
+func TestE2EProjectInstructions(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("PROJECT-MARKER: run go test before answering\n"), 0o644))
+	f := startFido(t, "", ws)
+	var cfgHome string
+	f.Lua(t, &cfgHome, `return vim.env.XDG_CONFIG_HOME`)
+	require.NotEmpty(t, cfgHome)
+	require.NoError(t, os.MkdirAll(filepath.Join(cfgHome, "fido"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(cfgHome, "fido", "AGENTS.md"), []byte("USER-MARKER\n"), 0o644))
+
+	f.srv.Enqueue(llmtest.Text("one"), llmtest.Text("two"))
+	require.NoError(t, f.Command("Fido first"))
+	f.waitIdleAfter(t, 1)
+	require.NoError(t, f.Command("Fido second"))
+	f.waitIdleAfter(t, 2)
+	reqs := f.srv.Requests()
+	require.Len(t, reqs, 2)
+	sys := reqs[0].Get("messages.0.content").String()
+	assert.Contains(t, sys, "PROJECT-MARKER")
+	assert.Contains(t, sys, "USER-MARKER")
+	assert.Less(t, strings.Index(sys, "USER-MARKER"), strings.Index(sys, "PROJECT-MARKER"))
+	assert.Equal(t, sys, reqs[1].Get("messages.0.content").String())
+
+	// An edit does not change the running conversation until reloaded.
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("PROJECT-MARKER-2\n"), 0o644))
+	f.srv.Enqueue(llmtest.Text("three"), llmtest.Text("four"))
+	require.NoError(t, f.Command("Fido third"))
+	f.waitIdleAfter(t, 3)
+	assert.Equal(t, sys, f.srv.Requests()[2].Get("messages.0.content").String())
+	require.NoError(t, f.Command("Fido /reload-instructions"))
+	f.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("cache prefix changes", 1, true) ~= nil`, 5*time.Second)
+	require.NoError(t, f.Command("Fido fourth"))
+	f.waitIdleAfter(t, 4)
+	assert.Contains(t, f.srv.Requests()[3].Get("messages.0.content").String(), "PROJECT-MARKER-2")
+}
+
+// A Markdown file in .fido/commands is a slash command: completion offers it
+// and its body, with $ARGUMENTS and $1 filled, is the user message.
+func TestE2ECustomSlashCommand(t *testing.T) {
+	f := startFido(t, "")
+	dir := filepath.Join(f.Dir, ".fido", "commands")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, f.Command("Fido"))
+	// The session exists once the host sent its first status (root set).
+	f.WaitFor(t, `require("fido").status().root ~= nil`, 10*time.Second)
+	// Written after the host started: found without a restart.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "greet.md"),
+		[]byte("---\ndescription: Greets someone\nargument-hint: <name>\n---\nSay hello to $1 (all: $ARGUMENTS)\n"), 0o644))
+	var comp []string
+	f.Lua(t, &comp, `return vim.fn.getcompletion("Fido /gr", "cmdline")`)
+	assert.Equal(t, []string{"/greet"}, comp)
+
+	f.srv.Enqueue(llmtest.Text("Hello!"))
+	require.NoError(t, f.Command("Fido /greet Ada and Bob"))
+	f.waitIdleAfter(t, 1)
+	reqs := f.srv.Requests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "Say hello to Ada (all: Ada and Bob)", reqs[0].Get("messages.@reverse.0.content").String())
+}

@@ -1,0 +1,224 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools"
+)
+
+// fakeServers is an editor with scripted language servers.
+type fakeServers struct {
+	mu      sync.Mutex
+	queries []tools.LSPQuery
+	answer  tools.LSPAnswer
+	err     error
+	block   bool // LSPQuery waits for ctx
+
+	watched [][]string
+	before  tools.DiagnosticsWatch
+	after   []tools.FileDiagnostics
+	settled [][]string
+}
+
+func (f *fakeServers) Modified(context.Context, string) (bool, error) { return false, nil }
+func (f *fakeServers) Reload(context.Context, []string)               {}
+
+func (f *fakeServers) LSPQuery(ctx context.Context, q tools.LSPQuery) (tools.LSPAnswer, error) {
+	f.mu.Lock()
+	f.queries = append(f.queries, q)
+	f.mu.Unlock()
+	if f.block {
+		<-ctx.Done()
+		return tools.LSPAnswer{}, ctx.Err()
+	}
+	return f.answer, f.err
+}
+
+func (f *fakeServers) WatchDiagnostics(_ context.Context, paths []string) (tools.DiagnosticsWatch, error) {
+	f.watched = append(f.watched, paths)
+	return f.before, nil
+}
+
+func (f *fakeServers) SettleDiagnostics(_ context.Context, _ tools.DiagnosticsWatch, changed []string) ([]tools.FileDiagnostics, error) {
+	f.settled = append(f.settled, changed)
+	return f.after, nil
+}
+
+// plainEditor has no language servers.
+type plainEditor struct{}
+
+func (plainEditor) Modified(context.Context, string) (bool, error) { return false, nil }
+func (plainEditor) Reload(context.Context, []string)               {}
+
+func newWS(t *testing.T, ed tools.Editor) *tools.Workspace {
+	t.Helper()
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n\nfunc main() { greet() }\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "greet.go"), []byte("package main\n\nfunc greet() {}\n"), 0o644))
+	ws, err := tools.NewWorkspace(root, ed, nil)
+	require.NoError(t, err)
+	return ws
+}
+
+func invoke(t *testing.T, reg *tools.Registry, inv tools.Invocation, name, args string) tools.Result {
+	t.Helper()
+	return reg.Invoke(t.Context(), inv, name, json.RawMessage(args))
+}
+
+func TestLSPToolsRegisterReadOnly(t *testing.T) {
+	ws := newWS(t, &fakeServers{})
+	reg, err := tools.NewRegistry(Tools(ws)...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"lsp_definition", "lsp_diagnostics", "lsp_hover", "lsp_references", "lsp_symbols"}, reg.Names())
+	for _, tool := range reg.Tools() {
+		assert.Equal(t, tools.ReadOnly, tool.Access(), tool.Name())
+		assert.Greater(t, len(tool.Description()), 100, tool.Name())
+		_, ok := tool.(tools.CallSummarizer)
+		assert.True(t, ok, tool.Name())
+	}
+}
+
+func TestPositionTools(t *testing.T) {
+	fake := &fakeServers{}
+	ws := newWS(t, fake)
+	reg, err := tools.NewRegistry(Tools(ws)...)
+	require.NoError(t, err)
+	sub := tools.Invocation{Identity: tools.Identity{Role: tools.RoleSubagent}, DelegationDepth: 1}
+
+	fake.answer = tools.LSPAnswer{Server: "gopls", Locations: []tools.Location{
+		{Path: filepath.Join(ws.Root, "greet.go"), Line: 3, Col: 6, Text: "func greet() {}"},
+		{Path: "/usr/lib/go/src/fmt/print.go", Line: 10, Col: 1, Text: "func Println()"},
+	}}
+	res := invoke(t, reg, sub, "lsp_definition", `{"path":"main.go","line":3,"symbol":"greet"}`)
+	require.False(t, res.IsError, res.Content)
+	assert.Equal(t, "2 definitions of greet at main.go:3 (gopls):\n"+
+		"greet.go:3:6: func greet() {}\n"+
+		"/usr/lib/go/src/fmt/print.go:10:1 (outside the workspace): func Println()\n", res.Content)
+	assert.Equal(t, tools.LSPQuery{Method: "definition", Path: filepath.Join(ws.Root, "main.go"), Line: 3, Symbol: "greet", Limit: maxDefinitions}, fake.queries[0])
+
+	// References: limit is passed on and what is left over is counted.
+	fake.answer = tools.LSPAnswer{Server: "gopls", Total: 7, Locations: []tools.Location{{Path: filepath.Join(ws.Root, "main.go"), Line: 3, Col: 15, Text: "func main() { greet() }"}}}
+	res = invoke(t, reg, tools.Invocation{}, "lsp_references", `{"path":"greet.go","line":3,"column":6,"limit":1}`)
+	require.False(t, res.IsError, res.Content)
+	assert.Contains(t, res.Content, "7 references of greet.go:3 (gopls):\nmain.go:3:15: func main() { greet() }\n[6 more not shown; pass a larger limit (up to 200) to see them]")
+	assert.Equal(t, 1, fake.queries[1].Limit)
+	assert.Equal(t, 6, fake.queries[1].Column)
+
+	// Hover.
+	fake.answer = tools.LSPAnswer{Server: "gopls", Hover: "```go\nfunc greet()\n```"}
+	res = invoke(t, reg, tools.Invocation{}, "lsp_hover", `{"path":"main.go","line":3,"symbol":"greet"}`)
+	assert.Equal(t, "```go\nfunc greet()\n```", res.Content)
+
+	// A refusal from the editor reaches the model as a tool error.
+	fake.answer = tools.LSPAnswer{Error: "no language server is attached to notes.txt (filetype text)"}
+	res = invoke(t, reg, tools.Invocation{}, "lsp_definition", `{"path":"main.go","line":1,"column":1}`)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, "lsp_definition: no language server is attached to notes.txt (filetype text)")
+
+	n := len(fake.queries)
+	for _, c := range []struct{ tool, args, want string }{
+		{"lsp_definition", `{"path":"main.go","line":3}`, "give column (one-based) or symbol"},
+		{"lsp_definition", `{"path":"main.go","line":3,"column":2,"symbol":"x"}`, "not both"},
+		{"lsp_definition", `{"path":"main.go","line":0,"column":2}`, "line must be 1 or more"},
+		{"lsp_definition", `{"path":"main.go","line":1,"column":2,"limit":3}`, `unknown argument \"limit\"`},
+		{"lsp_references", `{"path":"main.go","line":1,"column":2,"limit":0}`, "limit must be 1 or more"},
+		{"lsp_hover", `{"path":"../etc/passwd","line":1,"column":1}`, "leaves the workspace"},
+		{"lsp_symbols", `{"query":" "}`, "query is required"},
+		{"lsp_diagnostics", `{"path":"/etc/passwd"}`, "workspace"},
+	} {
+		res := invoke(t, reg, tools.Invocation{}, c.tool, c.args)
+		assert.True(t, res.IsError, c.args)
+		assert.Contains(t, res.Content, c.want, c.args)
+	}
+	assert.Len(t, fake.queries, n, "bad calls never reach the editor")
+}
+
+func TestSymbolsAndDiagnosticsTools(t *testing.T) {
+	fake := &fakeServers{}
+	ws := newWS(t, fake)
+	reg, err := tools.NewRegistry(Tools(ws)...)
+	require.NoError(t, err)
+	fake.answer = tools.LSPAnswer{Server: "gopls", Total: 1, Symbols: []tools.Symbol{{Name: "greet", Kind: "Function", Container: "main",
+		Location: tools.Location{Path: filepath.Join(ws.Root, "greet.go"), Line: 3, Col: 6, Text: "func greet() {}"}}}}
+	res := invoke(t, reg, tools.Invocation{}, "lsp_symbols", `{"query":"gre"}`)
+	assert.Equal(t, "1 symbol matching \"gre\" (gopls):\nFunction main.greet — greet.go:3:6: func greet() {}\n", res.Content)
+	assert.Equal(t, defaultSymbols, fake.queries[0].Limit)
+
+	fake.answer = tools.LSPAnswer{Diagnostics: []tools.Diagnostic{
+		{Path: filepath.Join(ws.Root, "main.go"), Line: 3, Col: 1, Severity: "warning", Message: "unused", Source: "unusedfunc"},
+		{Path: filepath.Join(ws.Root, "greet.go"), Line: 2, Col: 1, Severity: "error", Message: "undefined: x", Source: "compiler"},
+	}}
+	res = invoke(t, reg, tools.Invocation{}, "lsp_diagnostics", `{}`)
+	assert.Equal(t, "1 error, 1 warning in the loaded buffers:\ngreet.go:2:1: error: undefined: x (compiler)\nmain.go:3:1: warning: unused (unusedfunc)\n", res.Content)
+	assert.Equal(t, "", fake.queries[1].Path)
+	res = invoke(t, reg, tools.Invocation{}, "lsp_diagnostics", `{"path":"greet.go"}`)
+	assert.Equal(t, filepath.Join(ws.Root, "greet.go"), fake.queries[2].Path)
+	assert.False(t, res.IsError)
+}
+
+func TestLSPToolsWithoutServers(t *testing.T) {
+	ws := newWS(t, plainEditor{})
+	reg, err := tools.NewRegistry(Tools(ws)...)
+	require.NoError(t, err)
+	res := invoke(t, reg, tools.Invocation{}, "lsp_definition", `{"path":"main.go","line":3,"symbol":"greet"}`)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, "no editor with language servers")
+}
+
+// A cancelled call ends at once and says so.
+func TestLSPToolCancelled(t *testing.T) {
+	fake := &fakeServers{block: true}
+	ws := newWS(t, fake)
+	reg, err := tools.NewRegistry(Tools(ws)...)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	go cancel()
+	res := reg.Invoke(ctx, tools.Invocation{}, "lsp_references", json.RawMessage(`{"path":"main.go","line":3,"symbol":"greet"}`))
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, "cancelled")
+}
+
+// The patch interceptor watches the files the operations name, lets patch
+// run, and appends what the edit introduced.
+func TestPatchDiagnosticsInterceptor(t *testing.T) {
+	fake := &fakeServers{}
+	ws := newWS(t, fake)
+	reg, err := tools.NewRegistry(tools.WorkspaceTools(ws)...)
+	require.NoError(t, err)
+	require.NoError(t, reg.Intercept("patch", PatchDiagnostics(ws)))
+	main := filepath.Join(ws.Root, "main.go")
+	fake.before = tools.DiagnosticsWatch{ID: 7, Files: []tools.FileDiagnostics{{Path: main, Servers: []string{"gopls"}, Fresh: true}}}
+	fake.after = []tools.FileDiagnostics{{Path: main, Servers: []string{"gopls"}, Fresh: true, Changed: true,
+		Diagnostics: []tools.Diagnostic{{Line: 3, Col: 15, Severity: "error", Message: "undefined: foo", Source: "compiler"}}}}
+	res := invoke(t, reg, tools.Invocation{}, "patch", `{"operations":[{"path":"main.go","search":"greet()","replace":"foo()"},{"path":"./main.go","search":"main","replace":"main"}]}`)
+	assert.Equal(t, [][]string{{main}}, fake.watched, "each path once")
+	assert.Equal(t, [][]string{{main}}, fake.settled, "only changed files settle")
+	assert.Contains(t, res.Content, "op 1 ✓ main.go")
+	assert.Contains(t, res.Content, "LSP (gopls): this edit introduced 1 in main.go:\nmain.go:3:15: error: undefined: foo (compiler)\n")
+
+	// A patch that changes nothing settles nothing and adds nothing.
+	fake.after = nil
+	res = invoke(t, reg, tools.Invocation{}, "patch", `{"operations":[{"path":"main.go","search":"absent","replace":"x"}]}`)
+	assert.True(t, res.IsError)
+	assert.Equal(t, []string{}, fake.settled[1])
+	assert.NotContains(t, res.Content, "LSP")
+
+	// A file the editor reports but the patch did not change is left out.
+	fake.after = []tools.FileDiagnostics{{Path: filepath.Join(ws.Root, "greet.go"), Servers: []string{"gopls"}, Fresh: true}}
+	res = invoke(t, reg, tools.Invocation{}, "patch", `{"operations":[{"path":"main.go","search":"foo()","replace":"greet()"}]}`)
+	assert.False(t, res.IsError, res.Content)
+	assert.NotContains(t, res.Content, "LSP")
+
+	// Outside paths are never watched (patch refuses them).
+	res = invoke(t, reg, tools.Invocation{}, "patch", `{"operations":[{"path":"../x","content":"y"}]}`)
+	assert.True(t, res.IsError)
+	assert.Len(t, fake.watched, 3, "nothing to watch: no editor call")
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package tools
+
+func protectedChild() int { return 0 }
