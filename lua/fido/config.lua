@@ -107,7 +107,6 @@ local schema = {
   },
 }
 
-
 local function whole_ms(v)
   return v >= 0 and v == math.floor(v)
 end
