@@ -86,7 +86,11 @@ func (s *Session) command(text string) {
 	case "/help":
 		var b strings.Builder
 		b.WriteString("commands:")
-		for _, c := range Commands {
+		list := Commands
+		if s.cfg.Commands != nil {
+			list = append(append([]Command(nil), Commands...), s.cfg.Commands.Commands()...)
+		}
+		for _, c := range list {
 			fmt.Fprintf(&b, "\n  %s %s — %s", c.Name, c.Args, c.Help)
 		}
 		if cmds, _ := s.userCommands(); len(cmds) > 0 {
@@ -100,6 +104,10 @@ func (s *Session) command(text string) {
 		s.Cancel()
 		s.ui.Quit()
 	default:
+		if s.cfg.Commands != nil && s.cfg.Commands.Handles(name) {
+			go s.cfg.Commands.Run(name, arg)
+			return
+		}
 		cmds, _ := s.userCommands()
 		for _, c := range cmds {
 			if "/"+c.Name == name {
@@ -118,6 +126,9 @@ func (s *Session) SlashCommands() []Command {
 	cmds, _ := s.userCommands()
 	for _, c := range cmds {
 		out = append(out, Command{Name: "/" + c.Name, Args: c.ArgumentHint, Help: c.Description})
+	}
+	if s.cfg.Commands != nil {
+		out = append(out, s.cfg.Commands.Commands()...)
 	}
 	return out
 }

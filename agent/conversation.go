@@ -190,6 +190,7 @@ func (s *Session) switchTo(id string) error {
 	}
 	s.messages = msgs
 	s.pending = nil
+	s.reg = nil // another conversation: it fixes its own tool catalog
 	s.id, s.turn = conv.Meta.ID, 0
 	for _, m := range conv.Messages {
 		s.turn = max(s.turn, m.Turn)
@@ -279,6 +280,7 @@ func (s *Session) newConversation() {
 		}
 	}
 	s.pending = nil
+	s.reg = nil // a new conversation takes the MCP servers' current tools
 	s.total, s.sub = Usage{}, Usage{}
 	s.id, s.turn = newConversationID(now()), 0
 	s.review, s.revertNotes = nil, nil

@@ -66,6 +66,10 @@ type SessionConfig struct {
 	Resume bool
 	// MaxIterations bounds model calls per turn (default 20).
 	MaxIterations int
+	// Catalog, when set, adds per-conversation tools (MCP) after Registry's.
+	Catalog ToolCatalog
+	// Commands, when set, adds slash commands (/mcp …).
+	Commands CommandSet
 	// ContextBudget is the estimated token size above which older parts of
 	// the conversation are shrunk before a turn (0: DefaultContextBudget,
 	// negative: never).
@@ -93,6 +97,7 @@ type Session struct {
 	done      chan struct{}
 	subShown  bool
 	closed    bool
+	reg       *tools.Registry // this conversation's tools; nil until its first request
 	// queued are messages submitted while a turn ran; they go out together
 	// as the next user message when it ends.
 	queued []string
@@ -317,7 +322,7 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	s.ui.UserText(text)
 	obs := &sessionObserver{s: s, ctx: ctx}
 	loop := &Loop{
-		Provider: s.cfg.Provider, Registry: s.cfg.Registry, Model: s.cfg.Model, Reasoning: reasoning,
+		Provider: s.cfg.Provider, Registry: s.conversationTools(ctx), Model: s.cfg.Model, Reasoning: reasoning,
 		MaxIterations: s.cfg.MaxIterations,
 		Invocation:    inv,
 		Observer:      obs,

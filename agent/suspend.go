@@ -142,6 +142,7 @@ func (s *Session) recall() {
 	}
 	s.messages = restored
 	s.pending = nil
+	s.reg = nil // another conversation: it fixes its own tool catalog
 	if id := snaps[idx].Conversation; id != "" {
 		s.id = id
 	} else {

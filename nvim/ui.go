@@ -353,6 +353,25 @@ func (u *UI) Notify(msg string, level agent.Level) {
 	}
 }
 
+// MCPState pushes the MCP servers' state lines, the names of failed servers
+// and the prompt commands to Lua (:checkhealth fido, the statusline marker,
+// completion).
+func (u *UI) MCPState(lines, failed, commands []string) {
+	if u.prompts == nil {
+		return
+	}
+	if lines == nil {
+		lines = []string{}
+	}
+	if failed == nil {
+		failed = []string{}
+	}
+	if commands == nil {
+		commands = []string{}
+	}
+	go func() { _ = u.prompts.exec(`require("fido.mcp").set_state(...)`, lines, failed, commands) }()
+}
+
 // Select implements agent.UI.
 func (u *UI) Select(ctx context.Context, prompt string, items []string) (int, error) {
 	if u.prompts == nil {

@@ -85,6 +85,38 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 	return r, nil
 }
 
+// With returns a registry that advertises r's tools first, unchanged (same
+// order, same spec bytes, so the cached prefix they form stays valid), then
+// extra sorted by name. Used for tools fixed per conversation (MCP servers).
+func (r *Registry) With(extra ...Tool) (*Registry, error) {
+	if len(extra) == 0 {
+		return r, nil
+	}
+	x, err := NewRegistry(extra...)
+	if err != nil {
+		return nil, err
+	}
+	out := &Registry{byName: make(map[string]Tool, len(r.tools)+len(x.tools))}
+	for _, t := range r.tools {
+		out.byName[t.Name()] = t
+	}
+	for _, t := range x.tools {
+		if _, dup := out.byName[t.Name()]; dup {
+			return nil, fmt.Errorf("tools: duplicate tool %q", t.Name())
+		}
+		out.byName[t.Name()] = t
+	}
+	out.tools = append(append(out.tools, r.tools...), x.tools...)
+	out.specs = append(append(out.specs, r.specs...), x.specs...)
+	if len(r.around) > 0 { // the built-in tools keep their interceptors
+		out.around = make(map[string]runFunc, len(r.around))
+		for name, f := range r.around {
+			out.around[name] = f
+		}
+	}
+	return out, nil
+}
+
 // Tools returns the tools in advertised order. The slice must not be modified.
 func (r *Registry) Tools() []Tool { return r.tools }
 

@@ -59,6 +59,45 @@ func TestListRoot(t *testing.T) {
 	assert.True(t, strings.HasSuffix(got, "… and 2 more"), got)
 }
 
+type namedTool struct{ name string }
+
+func (n namedTool) Name() string                { return n.name }
+func (n namedTool) Description() string         { return "d " + n.name }
+func (n namedTool) Parameters() json.RawMessage { return json.RawMessage(`{"type": "object"}`) }
+func (n namedTool) Access() Access              { return ReadOnly }
+func (n namedTool) Run(context.Context, Invocation, json.RawMessage) (Result, error) {
+	return Result{Content: n.name}, nil
+}
+
+func TestWithKeepsBuiltinsFirstAndTheirBytes(t *testing.T) {
+	ws, _ := testWorkspace(t, map[string]string{"a/b.go": "x"})
+	base, err := NewRegistry(WorkspaceTools(ws)...)
+	require.NoError(t, err)
+	before, _ := json.Marshal(base.Specs())
+	ext, err := base.With(namedTool{"mcp__z__b"}, namedTool{"mcp__a__c"})
+	require.NoError(t, err)
+	assert.Equal(t, append(base.Names(), "mcp__a__c", "mcp__z__b"), ext.Names())
+	after, _ := json.Marshal(ext.Specs()[:len(base.Specs())])
+	assert.Equal(t, string(before), string(after))
+	whole, _ := json.Marshal(ext.Specs())
+	assert.True(t, strings.HasPrefix(string(whole), strings.TrimSuffix(string(before), "]")), "the built-in specs are a byte prefix")
+	assert.Equal(t, "mcp__a__c", ext.Invoke(t.Context(), Invocation{}, "mcp__a__c", nil).Content)
+	require.NoError(t, base.Intercept("read_file", func(ctx context.Context, _ Invocation, _ json.RawMessage, run func(context.Context) (Result, error)) (Result, error) {
+		res, err := run(ctx)
+		res.Content += "\nintercepted"
+		return res, err
+	}))
+	ext, err = base.With(namedTool{"mcp__a__c"})
+	require.NoError(t, err)
+	assert.Contains(t, ext.Invoke(t.Context(), Invocation{}, "read_file", json.RawMessage(`{"path":"a/b.go"}`)).Content, "intercepted",
+		"the built-in tools keep their interceptors")
+	_, err = base.With(namedTool{"read_file"})
+	assert.Error(t, err)
+	same, err := base.With()
+	require.NoError(t, err)
+	assert.Same(t, base, same)
+}
+
 // Interceptors run around the tool (outermost last installed), after the
 // guard: a subagent's refused call never reaches them.
 func TestRegistryIntercept(t *testing.T) {

@@ -36,7 +36,7 @@ func serveRPC(ctx context.Context, root string, getenv func(string) string) erro
 		Out:  rpcOut,
 		Logf: logger.Printf,
 		NewBackend: func(ui *nvim.UI, editor tools.Editor) (nvim.Backend, error) {
-			b, err := newBackend(cfg, root, ui, editor, logger)
+			b, err := newBackend(cfg, root, getenv, ui, editor, logger)
 			for _, p := range keyProblems {
 				ui.Error(p)
 			}
@@ -45,7 +45,7 @@ func serveRPC(ctx context.Context, root string, getenv func(string) string) erro
 	})
 }
 
-func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor, logger *log.Logger) (*agent.Session, error) {
+func newBackend(cfg agent.Config, root string, getenv func(string) string, ui agent.UI, editor tools.Editor, logger *log.Logger) (nvim.Backend, error) {
 	stateDir := cfg.WorkspaceStateDir(root)
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
@@ -85,7 +85,7 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	updatePlan := plan.NewUpdateTool(store, func(p plan.Plan) { ui.Plan(&p) })
 	delegateTool := delegate.NewTool(delegate.Config{
 		Provider:  provider,
-		Registry:  func() *tools.Registry { return registry },
+		Registry:  func() *tools.Registry { return session.Registry() },
 		Model:     cfg.Model,
 		Reasoning: func() string { return session.Reasoning() },
 		Status:    func(st *agent.SubagentStatus) { session.SubagentStatus(st) },
@@ -108,6 +108,7 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 	if err := registry.Intercept("bash_exec", lsp.BashDiagnostics(ws)); err != nil {
 		return nil, err
 	}
+	servers := newMCP(ws.Root, stateDir, getenv, ui, logger)
 	listing := tools.ListRoot(ws, 40)
 	names := registry.Names()
 	missing := ""
@@ -143,8 +144,11 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		Conversations: conversationStore(stateDir),
 		Resume:        cfg.Resume,
 		MissingKey:    missing,
+		Catalog:       servers,
+		Commands:      &mcpCommands{m: servers, ui: ui, session: func() *agent.Session { return session }},
 	})
 	if err != nil {
+		servers.Close()
 		return nil, err
 	}
 	if missing != "" {
@@ -163,7 +167,19 @@ func newBackend(cfg agent.Config, root string, ui agent.UI, editor tools.Editor,
 		}()
 	}
 	logger.Printf("session ready: root=%s model=%s state=%s tools=%v", ws.Root, cfg.Model, stateDir, names)
-	return session, nil
+	return &backend{Session: session, mcp: servers}, nil
+}
+
+// backend is the session plus what must end with it: the MCP servers.
+type backend struct {
+	*agent.Session
+	mcp interface{ Close() }
+}
+
+// Close cancels the session and ends every MCP server's process group.
+func (b *backend) Close() {
+	b.Session.Close()
+	b.mcp.Close()
 }
 
 // conversationStore keeps the workspace's conversations; the API keys never

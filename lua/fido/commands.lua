@@ -23,6 +23,9 @@ M.slash = {
   "/reload-instructions",
   "/help",
   "/quit",
+  "/mcp",
+  "/mcp reload",
+  "/mcp trust reset",
 }
 local sub = {
   ["/plan"] = { "clear" },
@@ -30,6 +33,7 @@ local sub = {
   ["/undo"] = { "revert" },
   ["/reasoning"] = { "minimal", "low", "medium", "high", "default" },
   ["/sessions"] = { "delete" },
+  ["/mcp"] = { "reload", "trust reset" },
 }
 
 local function starts(s, prefix)

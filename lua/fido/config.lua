@@ -20,6 +20,8 @@ M.defaults = {
   -- Neovim's LSP client (0.8+): diagnostics an edit introduced, and the lsp_* tools.
   lsp = { diagnostics = true, wait_ms = 2000, request_timeout_ms = 5000 },
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
+  -- MCP servers: name -> { command, args, env, cwd } or { url, headers }
+  mcp = { servers = {}, auto_approve = {}, start_timeout_ms = 5000, call_timeout_ms = 60000 },
   idle_timeout_ms = nil, -- FIDO_IDLE_TIMEOUT; a model stream with no data for this long fails (default 120000)
   resume = "last", -- FIDO_RESUME: "last" continues the workspace's newest saved conversation, "new" starts afresh
 }
@@ -88,6 +90,7 @@ local schema = {
   review = { { "table" } },
   lsp = { { "table" } },
   log_file = { { "string", "nil" } },
+  mcp = { { "table" } },
   resume = {
     { "string" },
     function(v)
@@ -101,6 +104,23 @@ local schema = {
       return v == nil or (v >= 1 and v == math.floor(v))
     end,
     "a whole number of milliseconds ≥ 1",
+  },
+}
+
+local function whole_ms(v)
+  return v >= 0 and v == math.floor(v)
+end
+
+local mcp_schema = {
+  servers = { { "table" } },
+  auto_approve = { { "table" } },
+  start_timeout_ms = { { "number" }, whole_ms, "a whole number of milliseconds ≥ 0" },
+  call_timeout_ms = {
+    { "number" },
+    function(v)
+      return whole_ms(v) and v > 0
+    end,
+    "a whole number of milliseconds > 0",
   },
 }
 
@@ -167,6 +187,10 @@ function M.resolve(opts)
   check("", opts, schema, errs)
   if type(opts.plan) == "table" then
     check("plan.", opts.plan, plan_schema, errs)
+  end
+  if type(opts.mcp) == "table" then
+    check("mcp.", opts.mcp, mcp_schema, errs)
+    require("fido.mcp").check_servers(opts.mcp.servers, errs)
   end
   if type(opts.review) == "table" then
     check("review.", opts.review, { keymaps = { { "table" } } }, errs)

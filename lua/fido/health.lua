@@ -177,6 +177,39 @@ function M.check()
     r.ok("vim.ui.select is overridden (" .. debug.getinfo(vim.ui.select, "S").short_src .. ")")
   end
 
+  r.start("MCP servers")
+  local config_home = vim.env.XDG_CONFIG_HOME
+  if not config_home or config_home == "" then
+    config_home = vim.fn.expand("~/.config")
+  end
+  local root = config.values.root or vim.fn.getcwd()
+  for _, f in ipairs({ config_home .. "/fido/mcp.json", root .. "/.mcp.json" }) do
+    if vim.fn.filereadable(f) == 1 then
+      r.info("config file: " .. f)
+    else
+      r.info("config file: " .. f .. " (absent)")
+    end
+  end
+  local mcp = require("fido.mcp")
+  local lines = mcp.state.servers or {}
+  if #lines == 0 then
+    r.info("no server states yet (they show once Fido runs; /mcp lists them)")
+  end
+  local failed = {}
+  for _, n in ipairs(mcp.state.failed or {}) do
+    failed[n] = true
+  end
+  for _, line in ipairs(lines) do
+    local name = line:match("^(%S+)")
+    if failed[name] then
+      r.error(line)
+    elseif line:find(": ready") then
+      r.ok(line)
+    else
+      r.warn(line)
+    end
+  end
+
   r.start("Tools")
   -- Fido's own search is built in; rg is only for commands run with bash_exec.
   if vim.fn.executable("rg") == 1 then

@@ -99,6 +99,7 @@ local function env()
     FIDO_IDLE_TIMEOUT = cfg.idle_timeout_ms and (tostring(cfg.idle_timeout_ms) .. "ms") or nil,
     FIDO_RESUME = cfg.resume,
   }
+  map.FIDO_MCP_CONFIG = require("fido.mcp").config_json(cfg.mcp)
   for k, v in pairs(map) do
     if v ~= nil and v ~= "" then
       e[k] = v

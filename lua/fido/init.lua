@@ -152,6 +152,10 @@ function M.statusline_segments()
     table.insert(segs, { text = "review", prio = 2, side = "left" })
   end
   table.insert(segs, { text = label, prio = 1, side = "state" })
+  local mcp_marker = require("fido.mcp").marker()
+  if mcp_marker ~= "" then
+    table.insert(segs, { text = mcp_marker, prio = 1, side = "left" })
+  end
   vim.list_extend(segs, {
     { text = string.format("%d calls", tonumber(u.calls) or 0), prio = 6, side = "right" },
     { text = string.format("in %s · out %s", tokens(u.input), tokens(u.output)), prio = 4, side = "right" },

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"path/filepath"
+	"strings"
+
+	"github.com/adrg/xdg"
+
+	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/tools/mcp"
+)
+
+// MCPConfigEnv carries setup({ mcp = … }) from Lua as JSON.
+const MCPConfigEnv = "FIDO_MCP_CONFIG"
+
+// mcpOptions reads the MCP configuration: setup() first, then the user's
+// $XDG_CONFIG_HOME/fido/mcp.json, then the project's .mcp.json. Every broken
+// source is one line in problems; the others still count.
+func mcpOptions(root string, getenv func(string) string) (mcp.Options, []string) {
+	var problems []string
+	opts, err := mcp.ParseSetup(getenv(MCPConfigEnv), getenv)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	configHome := getenv("XDG_CONFIG_HOME")
+	if configHome == "" {
+		configHome = xdg.ConfigHome
+	}
+	userFile := filepath.Join(configHome, "fido", "mcp.json")
+	projectFile := filepath.Join(root, ".mcp.json")
+	user, err := mcp.LoadFile(userFile, mcp.SourceUser, getenv)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	project, err := mcp.LoadFile(projectFile, mcp.SourceProject, getenv)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	servers, shadowed := mcp.Merge(opts.Servers, user, project)
+	opts.Servers = servers
+	opts.Files = []string{userFile, projectFile}
+	return opts, append(problems, shadowed...)
+}
+
+// newMCP builds the MCP manager and starts its servers (in the background).
+func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logger *log.Logger) *mcp.Manager {
+	opts, problems := mcpOptions(root, getenv)
+	for _, p := range problems {
+		ui.Error("MCP configuration: " + p)
+		logger.Printf("mcp config: %s", p)
+	}
+	var m *mcp.Manager
+	m = mcp.New(mcp.Config{
+		Options:  opts,
+		Root:     root,
+		StateDir: stateDir,
+		Logf:     logger.Printf,
+		Version:  versionString(),
+		Notify: func(msg string, warn bool) {
+			if warn {
+				ui.Notify(msg, agent.LevelWarn)
+				return
+			}
+			ui.Notice(msg)
+		},
+		OnState: func() {
+			if st, ok := ui.(interface {
+				MCPState(lines, failed, commands []string)
+			}); ok && m != nil {
+				var commands []string
+				for _, p := range m.Prompts() {
+					commands = append(commands, p.Command())
+				}
+				st.MCPState(m.StatusLines(), m.Failed(), commands)
+			}
+		},
+	})
+	m.Start(ui)
+	return m
+}
+
+// mcpCommands are /mcp, /mcp reload, /mcp trust reset and the servers'
+// prompts as /mcp:<server>:<prompt> args.
+type mcpCommands struct {
+	m       *mcp.Manager
+	ui      agent.UI
+	session func() *agent.Session
+}
+
+func (c *mcpCommands) Commands() []agent.Command {
+	out := []agent.Command{
+		{Name: "/mcp", Args: "[reload|trust reset]", Help: "MCP servers and their state; reload takes their current tools into this conversation; trust reset forgets the .mcp.json trust answer"},
+	}
+	for _, p := range c.m.Prompts() {
+		args := ""
+		for _, a := range p.Args {
+			args += " <" + a + ">"
+		}
+		out = append(out, agent.Command{Name: p.Command(), Args: strings.TrimSpace(args), Help: oneLineHelp(p.Description)})
+	}
+	return out
+}
+
+func oneLineHelp(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "MCP prompt"
+	}
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:79]) + "…"
+	}
+	return s
+}
+
+func (c *mcpCommands) Handles(name string) bool {
+	return name == "/mcp" || strings.HasPrefix(name, mcp.PromptCommandPrefix)
+}
+
+func (c *mcpCommands) Run(name, arg string) {
+	if strings.HasPrefix(name, mcp.PromptCommandPrefix) {
+		text, err := c.m.GetPrompt(context.Background(), name, strings.Fields(arg))
+		if err != nil {
+			c.ui.Error(err.Error())
+			return
+		}
+		c.session().Submit(text)
+		return
+	}
+	switch arg {
+	case "":
+		c.ui.Notice("MCP servers:\n  " + strings.Join(c.m.StatusLines(), "\n  "))
+	case "reload":
+		s := c.session()
+		if s.Busy() {
+			c.ui.Error("/mcp reload: a turn is running; cancel it first")
+			return
+		}
+		s.ResetTools()
+		c.ui.Notice("MCP tools are taken again at the next request; the tool list changes, so the cached prompt prefix starts over")
+	case "trust reset":
+		if err := c.m.ResetTrust(); err != nil {
+			c.ui.Error("/mcp trust reset: " + err.Error())
+			return
+		}
+		c.ui.Notice("the trust answer for this workspace's .mcp.json is forgotten; Fido asks again at its next start")
+	default:
+		c.ui.Error(fmt.Sprintf("/mcp: unknown argument %q (use /mcp, /mcp reload or /mcp trust reset)", arg))
+	}
+}

@@ -1,0 +1,84 @@
+-- MCP glue: setup({ mcp = … }) checked and handed to the host as JSON, and
+-- the servers' state the host pushes (for :checkhealth and the statusline).
+local M = {}
+
+-- Pushed by the host: { servers = { "name (source): state …", … },
+-- failed = { names }, commands = { "/mcp:<server>:<prompt>", … } }.
+M.state = { servers = {}, failed = {}, commands = {} }
+
+--- Adds a message to errs for each malformed server entry.
+function M.check_servers(servers, errs)
+  if type(servers) ~= "table" then
+    return
+  end
+  for name, s in pairs(servers) do
+    local where = "mcp.servers." .. tostring(name)
+    if type(name) ~= "string" then
+      table.insert(errs, "mcp.servers keys must be server names")
+    elseif type(s) ~= "table" then
+      table.insert(errs, where .. " must be a table")
+    elseif (s.command == nil) == (s.url == nil) then
+      table.insert(errs, where .. " needs a command or a url (one of them)")
+    else
+      for _, k in ipairs({ "command", "url", "cwd" }) do
+        if s[k] ~= nil and type(s[k]) ~= "string" then
+          table.insert(errs, where .. "." .. k .. " must be a string")
+        end
+      end
+      for _, k in ipairs({ "args", "env", "headers" }) do
+        if s[k] ~= nil and type(s[k]) ~= "table" then
+          table.insert(errs, where .. "." .. k .. " must be a table")
+        end
+      end
+    end
+  end
+end
+
+-- vim.json encodes an empty table as a list; maps must stay objects.
+local function object(t)
+  if t == nil or next(t) == nil then
+    return vim.empty_dict()
+  end
+  return t
+end
+
+--- The JSON the host reads from FIDO_MCP_CONFIG ("" when nothing is set).
+function M.config_json(mcp)
+  if type(mcp) ~= "table" then
+    return ""
+  end
+  local servers = {}
+  for name, s in pairs(mcp.servers or {}) do
+    servers[name] = {
+      command = s.command,
+      args = s.args or {},
+      env = object(s.env),
+      cwd = s.cwd,
+      url = s.url,
+      headers = object(s.headers),
+    }
+  end
+  return vim.json.encode({
+    servers = object(servers),
+    auto_approve = mcp.auto_approve or {},
+    start_timeout_ms = mcp.start_timeout_ms,
+    call_timeout_ms = mcp.call_timeout_ms,
+  })
+end
+
+--- Called by the host when a server's state changes.
+function M.set_state(servers, failed, commands)
+  M.state = { servers = servers or {}, failed = failed or {}, commands = commands or {} }
+  pcall(vim.cmd, "redrawstatus!")
+end
+
+--- A short statusline marker when a server failed ("" otherwise).
+function M.marker()
+  local n = #M.state.failed
+  if n == 0 then
+    return ""
+  end
+  return "MCP✗" .. (n > 1 and tostring(n) or "")
+end
+
+return M

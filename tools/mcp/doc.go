@@ -1,0 +1,10 @@
+// Package mcp is Fido's Model Context Protocol client, built on the official
+// Go SDK (github.com/modelcontextprotocol/go-sdk). It owns the server
+// configuration (setup() options, the user's mcp.json, the project's
+// .mcp.json behind a once-per-workspace trust decision), the connections
+// (stdio and streamable HTTP, started in parallel, restarted after a crash),
+// the catalog snapshot a conversation fixes at its first request, and the
+// adapter that turns each server tool into a tools.Tool: stable name and
+// spec bytes, an approval before every call, the read-only guard for
+// subagents, bounded results.
+package mcp

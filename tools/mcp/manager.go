@@ -1,0 +1,360 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fido-nvim/fido/tools"
+)
+
+// Config wires a Manager.
+type Config struct {
+	Options Options
+	// Root is the workspace root: stdio servers start there.
+	Root string
+	// StateDir is the workspace's state directory (trust and approvals).
+	StateDir string
+	// Environ is the environment servers inherit (default os.Environ).
+	Environ func() []string
+	Logf    func(format string, args ...any)
+	Version string
+	// Notify shows one line in the transcript (warn: as a warning).
+	Notify func(msg string, warn bool)
+	// OnState is called after any server changes state (statusline marker).
+	OnState func()
+	// Transport, when set, replaces every server's transport (tests).
+	Transport func(ServerConfig) sdk.Transport
+}
+
+// Manager owns every configured server, the trust decision for the
+// project's servers and the approvals of tool calls.
+type Manager struct {
+	cfg       Config
+	servers   []*server // sorted by name
+	approvals *approvals
+	trust     *trustStore
+
+	mu         sync.Mutex
+	snapshots  int  // catalogs taken (conversations started or reloaded)
+	pendingNew bool // a server came up or changed after the last catalog
+	closed     bool
+	prompter   tools.Prompter
+
+	stateMu      sync.Mutex // guards the OnState worker
+	stateDirty   bool
+	stateRunning bool
+}
+
+// New builds the manager; nothing starts before Start.
+func New(cfg Config) *Manager {
+	if cfg.Environ == nil {
+		cfg.Environ = os.Environ
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Notify == nil {
+		cfg.Notify = func(string, bool) {}
+	}
+	if cfg.Options.StartTimeout == 0 {
+		cfg.Options.StartTimeout = DefaultStartTimeout
+	}
+	if cfg.Options.CallTimeout == 0 {
+		cfg.Options.CallTimeout = DefaultCallTimeout
+	}
+	m := &Manager{cfg: cfg}
+	m.approvals = newApprovals(cfg.StateDir, cfg.Options.AutoApprove)
+	m.trust = &trustStore{dir: cfg.StateDir}
+	for _, sc := range cfg.Options.Servers {
+		m.servers = append(m.servers, newServer(m, sc))
+	}
+	sort.Slice(m.servers, func(i, j int) bool { return m.servers[i].cfg.Name < m.servers[j].cfg.Name })
+	return m
+}
+
+func (m *Manager) logf(format string, args ...any) { m.cfg.Logf(format, args...) }
+func (m *Manager) environ() []string               { return m.cfg.Environ() }
+
+// Empty reports whether no server is configured.
+func (m *Manager) Empty() bool { return len(m.servers) == 0 }
+
+// Start starts every server in parallel; a project's servers start only once
+// the workspace trusts them (asked through p when not yet decided). It
+// returns at once.
+func (m *Manager) Start(p tools.Prompter) {
+	m.mu.Lock()
+	m.prompter = p
+	m.mu.Unlock()
+	defer m.changedState()
+	var project []*server
+	for _, s := range m.servers {
+		if s.cfg.Source == SourceProject {
+			project = append(project, s)
+			continue
+		}
+		go s.startBounded()
+	}
+	if len(project) == 0 {
+		return
+	}
+	switch m.trust.get() {
+	case trustYes:
+		for _, s := range project {
+			go s.startBounded()
+		}
+	case trustNever:
+		m.setState(project, StateNeverTrust, "this workspace is set to never start its .mcp.json servers (/mcp trust reset)")
+	default:
+		if p == nil {
+			m.setState(project, StateUntrusted, "not trusted yet")
+			return
+		}
+		// While the question is open, a conversation's first request waits
+		// for the answer (bounded by the start timeout) as for a server starting.
+		for _, s := range project {
+			s.mu.Lock()
+			s.state, s.reason, s.asking = StateUntrusted, "waiting for the answer to the trust question", true
+			s.mu.Unlock()
+		}
+		go m.askTrust(p, project)
+	}
+}
+
+func (m *Manager) setState(list []*server, st State, reason string) {
+	for _, s := range list {
+		s.mu.Lock()
+		s.state, s.reason, s.asking = st, reason, false
+		select {
+		case <-s.ready:
+		default:
+			close(s.ready)
+		}
+		s.mu.Unlock()
+	}
+	m.changedState()
+}
+
+// Trust choices, in the order shown.
+const (
+	TrustStart = "Trust and start"
+	TrustLater = "Not now"
+	TrustNever = "Never for this workspace"
+)
+
+func (m *Manager) askTrust(p tools.Prompter, project []*server) {
+	var names []string
+	for _, s := range project {
+		c := s.cfg.Command
+		if !s.cfg.Stdio() {
+			c = s.cfg.URL
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", s.cfg.Name, c))
+	}
+	prompt := fmt.Sprintf("The project's .mcp.json wants to start MCP servers: %s. Start them?", joinShort(names, 400))
+	idx, err := p.Select(context.Background(), prompt, []string{TrustStart, TrustLater, TrustNever})
+	if err != nil {
+		idx = -1
+	}
+	switch idx {
+	case 0:
+		if err := m.trust.set(trustYes); err != nil {
+			m.cfg.Notify("MCP trust could not be saved: "+err.Error(), true)
+		}
+		for _, s := range project {
+			s.mu.Lock()
+			s.state, s.reason, s.asking = StateStarting, "", false
+			s.mu.Unlock()
+			go s.startBounded()
+		}
+		m.changedState()
+	case 2:
+		if err := m.trust.set(trustNever); err != nil {
+			m.cfg.Notify("MCP trust could not be saved: "+err.Error(), true)
+		}
+		m.setState(project, StateNeverTrust, "never for this workspace (/mcp trust reset)")
+	default:
+		m.setState(project, StateUntrusted, "not trusted yet (asked again next start; /mcp trust reset)")
+	}
+}
+
+// ResetTrust forgets the workspace's trust decision; the question comes
+// again at the next start.
+func (m *Manager) ResetTrust() error { return m.trust.set(trustUnset) }
+
+// changedState tells the UI a state changed and, when a conversation's
+// catalog is already fixed, that new tools wait for /mcp reload.
+// The callback runs on one goroutine at a time (callers may hold a server's
+// lock), coalesced, and always once more after the newest change, so the
+// last state reported is the current one.
+func (m *Manager) changedState() {
+	if m.cfg.OnState == nil {
+		return
+	}
+	m.stateMu.Lock()
+	defer m.stateMu.Unlock()
+	m.stateDirty = true
+	if m.stateRunning {
+		return
+	}
+	m.stateRunning = true
+	go func() {
+		for {
+			m.stateMu.Lock()
+			if !m.stateDirty {
+				m.stateRunning = false
+				m.stateMu.Unlock()
+				return
+			}
+			m.stateDirty = false
+			m.stateMu.Unlock()
+			m.cfg.OnState()
+		}
+	}()
+}
+
+// serverReady is called when a server has come up.
+func (m *Manager) serverReady(s *server, n int) {
+	m.mu.Lock()
+	s.mu.Lock()
+	late := m.snapshots > 0 && !m.closed && !s.inCatalog
+	s.mu.Unlock()
+	if late {
+		m.pendingNew = true
+	}
+	m.mu.Unlock()
+	m.changedState()
+	if late {
+		m.cfg.Notify(fmt.Sprintf("MCP server %s is ready with %d tools; they join at /mcp reload or the next conversation (the cached prompt prefix changes then)", s.cfg.Name, n), false)
+	}
+}
+
+// toolsChanged is called after notifications/tools/list_changed.
+func (m *Manager) toolsChanged(name string) {
+	m.mu.Lock()
+	m.pendingNew = true
+	m.mu.Unlock()
+	m.cfg.Notify(fmt.Sprintf("MCP server %s changed its tools; the change joins at /mcp reload or the next conversation (the cached prompt prefix changes then)", name), false)
+}
+
+// Catalog fixes the MCP tools of a conversation: it waits at most the start
+// timeout for servers still starting, then adapts the tools of every ready
+// server. Problems (invalid schemas, renamed duplicates) are returned as
+// lines for the transcript.
+func (m *Manager) Catalog(ctx context.Context) ([]tools.Tool, []string) {
+	deadline := time.NewTimer(m.cfg.Options.StartTimeout)
+	defer deadline.Stop()
+	for _, s := range m.servers {
+		s.mu.Lock()
+		ready, starting := s.ready, s.state == StateStarting || s.asking
+		s.mu.Unlock()
+		if !starting {
+			continue
+		}
+		select {
+		case <-ready:
+		case <-deadline.C:
+		case <-ctx.Done():
+		}
+	}
+	// m.mu is held while collecting (lock order: m.mu, then a server's),
+	// so serverReady sees either this catalog with the server in it, or none.
+	var entries []catalogEntry
+	m.mu.Lock()
+	for _, s := range m.servers {
+		s.mu.Lock()
+		if s.state == StateReady || s.state == StateCrashed {
+			for _, t := range s.tools {
+				entries = append(entries, catalogEntry{server: s, tool: t})
+			}
+			s.changed, s.inCatalog = false, true
+		}
+		s.mu.Unlock()
+	}
+	m.snapshots++
+	m.pendingNew = false
+	m.mu.Unlock()
+	adapted, problems := buildCatalog(m, entries)
+	out := make([]tools.Tool, len(adapted))
+	for i, t := range adapted {
+		out[i] = t
+	}
+	return out, problems
+}
+
+// ServerStatus is one server's state for /mcp, health and the statusline.
+type ServerStatus struct {
+	Name     string `json:"name"`
+	Source   string `json:"source"`
+	File     string `json:"file,omitempty"`
+	State    State  `json:"state"`
+	Reason   string `json:"reason,omitempty"`
+	Tools    int    `json:"tools"`
+	Prompts  int    `json:"prompts"`
+	Restarts int    `json:"restarts"`
+}
+
+// Status lists every server's state, sorted by name.
+func (m *Manager) Status() []ServerStatus {
+	out := make([]ServerStatus, 0, len(m.servers))
+	for _, s := range m.servers {
+		s.mu.Lock()
+		out = append(out, ServerStatus{Name: s.cfg.Name, Source: s.cfg.Source, File: s.cfg.File, State: s.state,
+			Reason: s.reason, Tools: len(s.tools), Prompts: len(s.prompts), Restarts: s.restarts})
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// Failed lists the names of servers that failed (for the statusline marker).
+func (m *Manager) Failed() []string {
+	var out []string
+	for _, st := range m.Status() {
+		if st.State == StateFailed {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}
+
+// Close ends every connection and every stdio server's process group.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range m.servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.close() }()
+	}
+	wg.Wait()
+}
+
+func (m *Manager) server(name string) *server {
+	for _, s := range m.servers {
+		if s.cfg.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func joinShort(items []string, n int) string {
+	s := ""
+	for i, it := range items {
+		if i > 0 {
+			s += ", "
+		}
+		s += it
+	}
+	return tools.ShortenTo(s, n)
+}

@@ -1,0 +1,155 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/fido-nvim/fido/tools"
+)
+
+// Files in the workspace's state directory (never in the workspace).
+const (
+	trustFile     = "mcp-trust.json"
+	approvalsFile = "mcp-approvals.json"
+)
+
+type trustDecision string
+
+const (
+	trustUnset trustDecision = ""
+	trustYes   trustDecision = "trusted"
+	trustNever trustDecision = "never"
+)
+
+// trustStore remembers whether the workspace's .mcp.json servers may start.
+type trustStore struct {
+	mu  sync.Mutex
+	dir string
+}
+
+func (t *trustStore) get() trustDecision {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dir == "" {
+		return trustUnset
+	}
+	var v struct {
+		Project trustDecision `json:"project"`
+	}
+	b, err := os.ReadFile(filepath.Join(t.dir, trustFile))
+	if err != nil || json.Unmarshal(b, &v) != nil {
+		return trustUnset
+	}
+	return v.Project
+}
+
+func (t *trustStore) set(d trustDecision) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dir == "" {
+		return errors.New("no state directory")
+	}
+	path := filepath.Join(t.dir, trustFile)
+	if d == trustUnset {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	b, _ := json.Marshal(map[string]trustDecision{"project": d})
+	if err := os.MkdirAll(t.dir, 0o755); err != nil {
+		return err
+	}
+	return tools.WriteFileAtomic(path, b, 0o644)
+}
+
+// approvals answers whether a server tool may run without asking: auto
+// approve patterns ("server/tool", "server/*"), this session's "always", and
+// the workspace's remembered "always for this tool".
+type approvals struct {
+	mu        sync.Mutex
+	auto      []string
+	session   map[string]bool
+	workspace map[string]bool
+	path      string
+}
+
+func newApprovals(dir string, auto []string) *approvals {
+	a := &approvals{auto: auto, session: map[string]bool{}, workspace: map[string]bool{}}
+	if dir != "" {
+		a.path = filepath.Join(dir, approvalsFile)
+		if b, err := os.ReadFile(a.path); err == nil {
+			var list []string
+			if json.Unmarshal(b, &list) == nil {
+				for _, k := range list {
+					a.workspace[k] = true
+				}
+			}
+		}
+	}
+	return a
+}
+
+func approvalKey(server, tool string) string { return server + "/" + tool }
+
+// auto reports whether an auto_approve pattern covers the tool.
+func (a *approvals) autoApproved(server, tool string) bool {
+	for _, p := range a.auto {
+		ps, pt, ok := strings.Cut(strings.TrimSpace(p), "/")
+		if ok && ps == server && (pt == "*" || pt == tool) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *approvals) allowed(server, tool string) bool {
+	if a.autoApproved(server, tool) {
+		return true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := approvalKey(server, tool)
+	return a.session[k] || a.workspace[k]
+}
+
+func (a *approvals) allowSession(server, tool string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.session[approvalKey(server, tool)] = true
+}
+
+// allowWorkspace remembers the tool for this workspace (and this session).
+func (a *approvals) allowWorkspace(server, tool string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := approvalKey(server, tool)
+	a.session[k], a.workspace[k] = true, true
+	if a.path == "" {
+		return nil
+	}
+	// Merge with what is on disk, so two Fido processes do not drop each other's entries.
+	if b, err := os.ReadFile(a.path); err == nil {
+		var list []string
+		if json.Unmarshal(b, &list) == nil {
+			for _, k := range list {
+				a.workspace[k] = true
+			}
+		}
+	}
+	list := make([]string, 0, len(a.workspace))
+	for k := range a.workspace {
+		list = append(list, k)
+	}
+	sort.Strings(list)
+	b, _ := json.Marshal(list)
+	if err := os.MkdirAll(filepath.Dir(a.path), 0o755); err != nil {
+		return err
+	}
+	return tools.WriteFileAtomic(a.path, b, 0o644)
+}
