@@ -27,6 +27,8 @@ var Commands = []Command{
 	{Name: "/sessions", Args: "[delete]", Help: "resume a saved conversation of this workspace; /sessions delete deletes one"},
 	{Name: "/rename", Args: "{title}", Help: "rename the current conversation"},
 	{Name: "/fork", Help: "copy the current conversation into a new one and continue there"},
+	{Name: "/mode", Args: "[plan|default|auto-edit]", Help: "show or set the mode: plan only reads and plans; auto-edit applies edits without review"},
+	{Name: "/permissions", Help: "edit the command rules in a buffer (delete a line and :w)"},
 	{Name: "/compact", Args: "[instructions]", Help: "replace the older turns with a summary the model writes (the full history stays saved)"},
 	{Name: "/reload-instructions", Help: "re-read AGENTS.md (or CLAUDE.md) into the system message; the provider's cache prefix changes"},
 	{Name: "/help", Help: "list the commands"},
@@ -81,6 +83,10 @@ func (s *Session) command(text string) {
 		s.fork()
 	case "/compact":
 		s.compactNow(arg)
+	case "/mode":
+		s.setMode(arg)
+	case "/permissions":
+		s.showPermissions()
 	case "/reload-instructions":
 		s.reloadInstructions()
 	case "/help":

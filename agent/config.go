@@ -3,6 +3,7 @@ package agent
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/adrg/xdg"
+
+	"github.com/fido-nvim/fido/tools/permission"
 )
 
 // DefaultModel is used when FIDO_MODEL is not set: the original Fido's
@@ -32,6 +35,9 @@ type Config struct {
 	StateRoot string
 	// ContextTokens is the context budget (FIDO_CONTEXT_TOKENS; 0 = default).
 	ContextTokens int
+	// Permissions are the user's command rules from setup({ permissions =
+	// { allow = {…}, deny = {…} } }) (FIDO_PERMISSIONS, JSON).
+	Permissions []permission.Rule
 	// Resume continues the workspace's newest conversation at start
 	// (FIDO_RESUME: "last", the default, or "new").
 	Resume bool
@@ -84,6 +90,13 @@ func ConfigFromEnv(getenv func(string) string) Config {
 	if c.StateRoot == "" {
 		c.StateRoot = filepath.Join(xdg.StateHome, "fido")
 	}
+	if raw := strings.TrimSpace(getenv("FIDO_PERMISSIONS")); raw != "" {
+		rules, err := parsePermissions(raw)
+		if err != nil {
+			c.Warnings = append(c.Warnings, "FIDO_PERMISSIONS (setup's permissions) ignored: "+err.Error())
+		}
+		c.Permissions = rules
+	}
 	c.Resume = strings.TrimSpace(getenv("FIDO_RESUME")) != "new"
 	c.ConfigDir = filepath.Join(xdg.ConfigHome, "fido")
 	return c
@@ -125,4 +138,30 @@ func (c Config) WorkspaceStateDir(workspace string) string {
 		slug = slug[:40]
 	}
 	return filepath.Join(c.StateRoot, "workspaces", slug+"-"+hex.EncodeToString(sum[:])[:12])
+}
+
+// parsePermissions reads {"allow": ["go test", …], "deny": ["git push", …]};
+// an entry "exact …" is an exact-command rule.
+func parsePermissions(raw string) ([]permission.Rule, error) {
+	var in struct {
+		Allow []string `json:"allow"`
+		Deny  []string `json:"deny"`
+	}
+	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+		return nil, fmt.Errorf("not {allow = {…}, deny = {…}}: %v", err)
+	}
+	var out []permission.Rule
+	for _, set := range []struct {
+		effect permission.Effect
+		lines  []string
+	}{{permission.Deny, in.Deny}, {permission.Allow, in.Allow}} {
+		for _, l := range set.lines {
+			r, err := permission.ParseRule(string(set.effect) + " " + l)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }

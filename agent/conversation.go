@@ -200,6 +200,9 @@ func (s *Session) switchTo(id string) error {
 	if conv.Meta.Model != "" {
 		s.cfg.Model = conv.Meta.Model
 	}
+	if conv.Meta.Mode != "" {
+		s.mode, s.modeNote = conv.Meta.Mode, ""
+	}
 	info := s.info()
 	total := s.total
 	s.mu.Unlock()

@@ -42,7 +42,9 @@ type ConversationMeta struct {
 	// Messages counts the live conversation's messages (system excluded).
 	Messages int     `json:"messages"`
 	Cost     float64 `json:"cost"`
-	Root     string  `json:"root,omitempty"`
+	// Mode is the approval mode the conversation was left in (/mode).
+	Mode string `json:"mode,omitempty"`
+	Root string `json:"root,omitempty"`
 }
 
 // LoadedConversation is a conversation read back from its log.
@@ -326,6 +328,14 @@ func (l *ConversationLog) SetMeta(title, model string, cost float64) error {
 	return l.writeLocked(r)
 }
 
+// SetMode records the conversation's approval mode.
+func (l *ConversationLog) SetMode(mode string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.meta.Mode = mode
+	return l.writeLocked(record{T: "mode", At: now(), Mode: mode})
+}
+
 // SetSeen records what the conversation saw of each file, so a resumed
 // conversation keeps its read-before-write knowledge.
 func (l *ConversationLog) SetSeen(seen map[string]string) error {
@@ -418,6 +428,7 @@ type record struct {
 	Ms     []Message         `json:"ms,omitempty"`
 	Note   *ResultNote       `json:"note,omitempty"`
 	Seen   map[string]string `json:"seen,omitempty"`
+	Mode   string            `json:"mode,omitempty"`
 }
 
 // readConversation replays a log. torn is the size in bytes of an
@@ -503,6 +514,8 @@ func (c *LoadedConversation) apply(r record, started map[string]bool) {
 		}
 	case "seen":
 		c.Seen = r.Seen
+	case "mode":
+		c.Meta.Mode = r.Mode
 	case "live":
 		c.Messages = CloneMessages(r.Ms)
 	}

@@ -32,7 +32,7 @@ type editGate struct {
 func (g *editGate) Reviewing() bool {
 	g.s.mu.Lock()
 	defer g.s.mu.Unlock()
-	return g.s.edits == EditsReview && !g.s.applyAll
+	return g.s.edits == EditsReview && !g.s.applyAll && g.s.mode != ModeAutoEdit
 }
 
 // Approve shows the change and asks. Dismissing the picker rejects.

@@ -58,6 +58,8 @@ type SessionConfig struct {
 	// MissingKey, when set, is the one-line error shown instead of starting a
 	// turn (e.g. how to set OPENROUTER_API_KEY).
 	MissingKey string
+	// Permissions are the command rules /permissions shows and edits.
+	Permissions PermissionRules
 	// Conversations saves the conversation after every message; nil: kept
 	// in memory only.
 	Conversations *ConversationStore
@@ -108,6 +110,11 @@ type Session struct {
 	savedLive []Message         // the live conversation as the log has it (no system message)
 	savedSeen map[string]string // the seen files as the log has them
 	logFailed bool
+
+	// mode is the approval mode (/mode); modeNote tells the model of a
+	// change with the next user message (never in the system message).
+	mode     string
+	modeNote string
 
 	// files is what this conversation saw of each file (read-before-write
 	// guard); it is saved with snapshots and restored by /recall.
@@ -162,8 +169,10 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 // never shrink), e.g. once the model's real context window is known.
 func (s *Session) SetContextBudget(tokens int) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.cfg.ContextBudget = tokens
+	info := s.info()
+	s.mu.Unlock()
+	s.ui.Info(info) // the context gauge follows
 }
 
 // budget is called with s.mu held.
@@ -179,7 +188,7 @@ func (s *Session) budget() int {
 
 // info is called with s.mu held.
 func (s *Session) info() SessionInfo {
-	return SessionInfo{Model: s.cfg.Model, Reasoning: s.reasoning, Root: s.cfg.Root, Edits: s.edits,
+	return SessionInfo{Model: s.cfg.Model, Reasoning: s.reasoning, Root: s.cfg.Root, Edits: s.edits, Mode: s.modeName(),
 		ContextUsed: s.contextTokens(s.messages), ContextLimit: s.budget()}
 }
 
@@ -286,8 +295,12 @@ func (s *Session) submitMessage(text string) {
 		user.Content += revertMarker + strings.Join(notes, "; ") + "]"
 		s.revertNotes = nil
 	}
+	if s.modeNote != "" {
+		user.Content += s.modeNote
+		s.modeNote = ""
+	}
 	inv := tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}, Files: s.files, Gate: s.gate,
-		Conversation: s.id, Turn: s.turn}
+		Conversation: s.id, Turn: s.turn, PlanMode: s.mode == ModePlan}
 	done := make(chan struct{})
 	s.done = done
 	msgs := CloneMessages(s.messages)

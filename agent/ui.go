@@ -38,6 +38,8 @@ type SessionInfo struct {
 	Root      string
 	// Edits is the edit mode: EditsAuto or EditsReview.
 	Edits string
+	// Mode is the approval mode: default, plan or auto-edit.
+	Mode string
 	// ContextUsed is the estimated size of the next request (messages and
 	// tool catalog) in tokens; ContextLimit the budget it is kept under.
 	ContextUsed, ContextLimit int

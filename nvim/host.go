@@ -294,6 +294,14 @@ func (h *host) register() error {
 			defer h.recover("fido_plan_hidden")
 			h.ui.planClosed()
 		},
+		"fido_permissions": func(lines []string) {
+			defer h.recover("fido_permissions")
+			h.withBackend("permissions", func(b Backend) {
+				if ps, ok := b.(PermissionsSaver); ok {
+					ps.SavePermissions(lines)
+				}
+			})
+		},
 		"fido_review": func(req reviewRequest) {
 			defer h.recover("fido_review")
 			h.withBackend("review", func(b Backend) { b.Review(req.agent()) })

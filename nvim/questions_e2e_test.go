@@ -116,7 +116,7 @@ func TestE2EApprovalWaitsForTheUsersPicker(t *testing.T) {
 	n.WaitFor(t, `fake_count() == 2`, 5*time.Second, `_G.fake.log`)
 	var items []string
 	n.Lua(t, &items, `return _G.fake.log[2].items`)
-	assert.Equal(t, []string{"Deny", "Run once", "Always this session"}, items, "the least permissive choice first")
+	assert.Equal(t, []string{"Deny", "Deny with reason…", "Run once", "Always this session: touch", "Always in this workspace: touch"}, items, "the least permissive choice first")
 	_, err := os.Stat(filepath.Join(n.Dir, "ran.txt"))
 	assert.True(t, os.IsNotExist(err), "the <CR> meant for the user's picker ran nothing")
 
@@ -187,7 +187,7 @@ func TestE2EFidoApproveReopens(t *testing.T) {
 	n.WaitFor(t, `_G.fake.open ~= nil`, 10*time.Second, `_G.fake.log`)
 	require.NoError(t, n.Command("FidoApprove"))
 	n.WaitFor(t, `fake_count() == 2 and _G.fake.open ~= nil`, 5*time.Second, `_G.fake.log`)
-	keys(t, n, "j<CR>") // the second item: Run once
+	keys(t, n, "jj<CR>") // the third item: Run once
 	// The model's next request carries the result (the status may not have
 	// left "idle" yet when the picker opened: prompts are not coalesced).
 	assert.NotContains(t, lastToolResult(t, srv, 1), "declined")

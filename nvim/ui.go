@@ -60,6 +60,7 @@ type Status struct {
 	Root          string              `msgpack:"root"`
 	Edits         string              `msgpack:"edits"`
 	Context       ContextStatus       `msgpack:"context"`
+	Mode          string              `msgpack:"mode"`
 	Usage         UsageStatus         `msgpack:"usage"`
 	SubagentUsage UsageStatus         `msgpack:"subagent_usage"`
 	Plan          *plan.Plan          `msgpack:"plan,omitempty"`
@@ -244,6 +245,7 @@ func (u *UI) Info(i agent.SessionInfo) {
 		u.status.Model, u.status.Reasoning, u.status.Root = i.Model, i.Reasoning, i.Root
 		u.status.Edits = i.Edits
 		u.status.Context = ContextStatus{Used: i.ContextUsed, Limit: i.ContextLimit}
+		u.status.Mode = i.Mode
 		u.dirty = true
 	})
 }

@@ -190,6 +190,10 @@ func SetPanicLog(w io.Writer) { panicLog = w }
 // Guard applies the delegation policy. It returns denied=true with the result
 // to give the model when the call must not run.
 func Guard(inv Invocation, t Tool) (Result, bool) {
+	if inv.PlanMode && !inv.IsSubagent() && t.Access() == Mutating {
+		return CodedErrorResult("permission_denied",
+			"%s is not available in plan mode: the user asked you to only read, search, plan (update_plan), ask and delegate; nothing was changed. Propose the change instead; the user switches back with /mode default", t.Name()), true
+	}
 	if !inv.IsSubagent() {
 		return Result{}, false
 	}

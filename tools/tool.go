@@ -38,6 +38,9 @@ type Invocation struct {
 	// makes (empty / 0 outside a conversation).
 	Conversation string
 	Turn         int
+	// PlanMode is the main agent's read-only mode (/mode plan): mutating
+	// tools are refused by the same guard that keeps subagents read-only.
+	PlanMode bool
 }
 
 // tag marks an undo entry as made by this call's conversation turn.

@@ -578,7 +578,7 @@ end`)
 	f.Lua(t, &asked, `return _G.asked`)
 	require.Len(t, asked, 1)
 	assert.Equal(t, "Run this command? (shown above)", asked[0].Prompt)
-	assert.Equal(t, []string{"Deny", "Run once", "Always this session"}, asked[0].Items, "the least permissive choice first")
+	assert.Equal(t, []string{"Deny", "Deny with reason…", "Run once", "Always this session: echo", "Always in this workspace: echo"}, asked[0].Items, "the least permissive choice first")
 	assert.Contains(t, f.Lines(t, "fido://question/call_b"), "echo v2-longer > version.txt && pwd && echo done",
 		"the whole command is shown beside the picker")
 	msgs := f.srv.Requests()[1].Get("messages").Array()
@@ -733,8 +733,9 @@ func TestE2EPlanHideAndToggle(t *testing.T) {
 }
 
 // The context budget follows the model's window from the endpoint's model
-// list: with a small window, an oversized conversation is shrunk and the
-// transcript says so.
+// list: with a small window, the conversation is compacted with a summary the
+// model writes before the request that would pass it, and the transcript
+// says so; the summary request keeps the system message and the tools.
 func TestE2EContextBudgetFromModelList(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	srv.SetModels(`{"data":[{"id":"test/model","context_length":4000}]}`)
@@ -742,18 +743,33 @@ func TestE2EContextBudgetFromModelList(t *testing.T) {
 	f := &fido{Nvim: n, srv: srv}
 	big := strings.Repeat("line of a big file\n", 400) // ~7.6 KB ≈ 1.9k tokens
 	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "big.txt"), []byte(big), 0o644))
+	// The budget (3/4 of 4,000 tokens) is below the tool catalog alone, so
+	// once there are more turns than the two always kept (the fourth
+	// message), the turn first asks for a summary.
+	require.NoError(t, f.Command("Fido"))
+	f.WaitFor(t, `(require("fido").status().context or {}).limit == 3000`, 10*time.Second, `require("fido").status()`)
 	for i := 0; i < 4; i++ {
+		if i >= 3 {
+			srv.Enqueue(llmtest.Text(fmt.Sprint("SUMMARY-", i)))
+		}
 		srv.Enqueue(
 			llmtest.Reply().ToolCall(fmt.Sprint("r", i), "read_file", `{"path":"big.txt"}`, 1).Finish("tool_calls"),
 			llmtest.Text(fmt.Sprint("read ", i)),
 		)
 		require.NoError(t, f.Command(fmt.Sprint("Fido read it ", i)))
-		f.waitIdleAfter(t, 2*(i+1))
+		f.waitRequests(t, 2*(i+1)+max(0, i-2))
 	}
-	assert.Contains(t, f.transcript(t), "the conversation was shrunk to fit the context budget")
+	assert.Contains(t, f.transcript(t), "compacting it with a summary from the model first")
 	reqs := srv.Requests()
-	last := string(reqs[len(reqs)-2].Body)
-	assert.True(t, strings.Contains(last, `\"elided\":true`) || strings.Contains(last, "earlier turns of this conversation were dropped"),
-		"the last turn's request was shrunk")
-	assert.NotContains(t, last, "read it 0", "the oldest turn is gone")
+	require.Len(t, reqs, 9)
+	summaryReq, last := reqs[6], reqs[len(reqs)-1]
+	assert.Contains(t, summaryReq.Get("messages.@reverse.0.content").String(), "Summarize the conversation so far")
+	assert.Equal(t, reqs[0].Get("messages.0").Raw, summaryReq.Get("messages.0").Raw, "the summary request keeps the system message")
+	assert.Equal(t, reqs[0].Get("tools").Raw, summaryReq.Get("tools").Raw, "and the tools")
+	body := string(last.Body)
+	assert.Contains(t, body, "SUMMARY-3")
+	assert.NotContains(t, body, "read it 0", "the oldest turn is replaced by the summary")
+	assert.Contains(t, body, "read it 1", "the two newest turns before the message stay")
+	assert.Contains(t, body, "read it 2")
+	assert.Contains(t, body, "read it 3")
 }

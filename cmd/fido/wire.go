@@ -95,7 +95,11 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	all = append(all, tools.NewWebTools(tools.WebConfig{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
 	jsTool := tools.NewJSTool(ws, ui)
 	jsTool.Prewarm() // its worker process starts now, not during the first call
-	all = append(all, tools.NewBashTool(ws, ui), tools.NewAskUserTool(ui), jsTool)
+	perms, notice := tools.OpenPermissions(filepath.Join(stateDir, "permissions.json"), cfg.Permissions)
+	if notice != "" {
+		ui.Notify("Fido: "+notice, agent.LevelWarn)
+	}
+	all = append(all, tools.NewBashTool(ws, ui).WithPermissions(perms), tools.NewAskUserTool(ui), jsTool)
 	all = append(all, lsp.Tools(ws)...)
 	registry, err = tools.NewRegistry(all...)
 	if err != nil {
@@ -142,6 +146,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		UndoRevert:    ws.RevertLast,
 		ContextBudget: cfg.ContextTokens,
 		Conversations: conversationStore(stateDir),
+		Permissions:   perms,
 		Resume:        cfg.Resume,
 		MissingKey:    missing,
 		Catalog:       servers,

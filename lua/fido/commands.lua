@@ -20,6 +20,8 @@ M.slash = {
   "/rename",
   "/fork",
   "/compact",
+  "/mode",
+  "/permissions",
   "/reload-instructions",
   "/help",
   "/quit",
@@ -33,6 +35,7 @@ local sub = {
   ["/undo"] = { "revert" },
   ["/reasoning"] = { "minimal", "low", "medium", "high", "default" },
   ["/sessions"] = { "delete" },
+  ["/mode"] = { "plan", "default", "auto-edit" },
   ["/mcp"] = { "reload", "trust reset" },
 }
 

@@ -23,6 +23,8 @@ M.defaults = {
   -- MCP servers: name -> { command, args, env, cwd } or { url, headers }
   mcp = { servers = {}, auto_approve = {}, start_timeout_ms = 5000, call_timeout_ms = 60000 },
   idle_timeout_ms = nil, -- FIDO_IDLE_TIMEOUT; a model stream with no data for this long fails (default 120000)
+  -- command rules for bash_exec: words a command starts with ("exact …" for a whole command)
+  permissions = { allow = {}, deny = {} },
   resume = "last", -- FIDO_RESUME: "last" continues the workspace's newest saved conversation, "new" starts afresh
 }
 
@@ -91,6 +93,23 @@ local schema = {
   lsp = { { "table" } },
   log_file = { { "string", "nil" } },
   mcp = { { "table" } },
+  permissions = {
+    { "table" },
+    function(v)
+      for k, list in pairs(v) do
+        if (k ~= "allow" and k ~= "deny") or type(list) ~= "table" then
+          return false
+        end
+        for _, r in ipairs(list) do
+          if type(r) ~= "string" or not r:match("%S") then
+            return false
+          end
+        end
+      end
+      return true
+    end,
+    "{ allow = { \"go test\", … }, deny = { \"git push\", … } }",
+  },
   resume = {
     { "string" },
     function(v)

@@ -99,6 +99,16 @@ local function env()
     FIDO_IDLE_TIMEOUT = cfg.idle_timeout_ms and (tostring(cfg.idle_timeout_ms) .. "ms") or nil,
     FIDO_RESUME = cfg.resume,
   }
+  -- Only non-empty lists: an empty Lua table encodes as a JSON object.
+  local perms, rules = cfg.permissions or {}, {}
+  for _, k in ipairs({ "allow", "deny" }) do
+    if perms[k] and #perms[k] > 0 then
+      rules[k] = perms[k]
+    end
+  end
+  if next(rules) then
+    map.FIDO_PERMISSIONS = vim.json.encode(rules)
+  end
   map.FIDO_MCP_CONFIG = require("fido.mcp").config_json(cfg.mcp)
   for k, v in pairs(map) do
     if v ~= nil and v ~= "" then

@@ -151,6 +151,9 @@ function M.statusline_segments()
   if st.edits == "review" then
     table.insert(segs, { text = "review", prio = 2, side = "left" })
   end
+  if st.mode and st.mode ~= "" and st.mode ~= "default" then
+    table.insert(segs, { text = st.mode, prio = 2, side = "left" })
+  end
   table.insert(segs, { text = label, prio = 1, side = "state" })
   local mcp_marker = require("fido.mcp").marker()
   if mcp_marker ~= "" then

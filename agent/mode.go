@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Modes (/mode). In plan mode the invocation guard refuses every mutating
+// tool and bash_exec, as it does for subagents; auto-edit applies edits
+// without review even when /edits review is on.
+const (
+	ModeDefault  = "default"
+	ModePlan     = "plan"
+	ModeAutoEdit = "auto-edit"
+)
+
+// Modes lists the accepted modes.
+var Modes = []string{ModeDefault, ModePlan, ModeAutoEdit}
+
+// modeNotes tell the model of a mode change, with the next user message.
+var modeNotes = map[string]string{
+	ModePlan:     "\n\n[Fido: the user switched to plan mode: only read, search, update the plan, ask and delegate; patch, rm, rmdir, mkdir, bash_exec, javascript_execute and other changing tools are refused until the user switches back]",
+	ModeDefault:  "\n\n[Fido: the user switched back to the default mode: changing tools work again (with the usual approvals)]",
+	ModeAutoEdit: "\n\n[Fido: the user switched to auto-edit mode: file edits apply without review; commands still need approval]",
+}
+
+// modeName is the mode as shown (""/unset is default). Called with s.mu held.
+func (s *Session) modeName() string {
+	if s.mode == "" {
+		return ModeDefault
+	}
+	return s.mode
+}
+
+// Mode is the current mode.
+func (s *Session) Mode() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.modeName()
+}
+
+// setMode shows or changes the mode; the model hears of a change with the
+// next user message, and the conversation saves it.
+func (s *Session) setMode(arg string) {
+	arg = strings.TrimSpace(arg)
+	s.mu.Lock()
+	if arg == "" {
+		cur := s.modeName()
+		s.mu.Unlock()
+		s.ui.Notice("mode: " + cur + " (" + strings.Join(Modes, ", ") + ")")
+		return
+	}
+	if !contains(Modes, arg) {
+		s.mu.Unlock()
+		s.ui.Error(fmt.Sprintf("/mode: %q is not one of %s", arg, strings.Join(Modes, ", ")))
+		return
+	}
+	changed := s.modeName() != arg
+	s.mode = arg
+	if changed {
+		s.modeNote = modeNotes[arg]
+	}
+	info := s.info()
+	s.mu.Unlock()
+	s.ui.Info(info)
+	if changed {
+		s.saveMode(arg)
+	}
+	s.ui.Notice("mode: " + arg)
+}
+
+// saveMode records the mode with the conversation.
+func (s *Session) saveMode(mode string) {
+	s.save(func(l *ConversationLog) error { return l.SetMode(mode) }, Message{})
+}

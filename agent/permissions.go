@@ -1,0 +1,98 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fido-nvim/fido/tools/permission"
+)
+
+// PermissionRules is what /permissions edits (tools.Permissions).
+type PermissionRules interface {
+	All() []permission.Rule
+	Keep(keep []permission.Rule) (removed int, err error)
+}
+
+// PermissionsEditor is a UI that can show the rules in an editable buffer
+// (/permissions); writing the buffer calls Session.SavePermissions.
+type PermissionsEditor interface {
+	EditPermissions(lines []string)
+}
+
+// permissionsHeader explains the /permissions buffer.
+var permissionsHeader = []string{
+	"# Fido's command rules for bash_exec. Delete a line and :w to remove that rule.",
+	"# Rules from setup({ permissions = … }) (config) are changed in your config.",
+	"# A command runs unasked only when every command in it matches an allow rule;",
+	"# a deny rule refuses at once.",
+}
+
+// PermissionLines renders rules as the /permissions buffer shows them.
+func PermissionLines(rules []permission.Rule) []string {
+	lines := append([]string(nil), permissionsHeader...)
+	if len(rules) == 0 {
+		lines = append(lines, "# (no rules yet: \"Always …\" in an approval adds one)")
+	}
+	for _, r := range rules {
+		lines = append(lines, fmt.Sprintf("%s  [%s]", r.String(), r.Origin))
+	}
+	return lines
+}
+
+// parsePermissionLine reads one line of the buffer back.
+func parsePermissionLine(line string) (permission.Rule, bool, error) {
+	line = strings.TrimSpace(line)
+	if line == "" || strings.HasPrefix(line, "#") {
+		return permission.Rule{}, false, nil
+	}
+	origin := permission.OriginWorkspace
+	if i := strings.LastIndex(line, "["); i >= 0 && strings.HasSuffix(line, "]") {
+		origin = permission.Origin(strings.TrimSpace(line[i+1 : len(line)-1]))
+		line = strings.TrimSpace(line[:i])
+	}
+	r, err := permission.ParseRule(line)
+	r.Origin = origin
+	return r, true, err
+}
+
+func (s *Session) showPermissions() {
+	if s.cfg.Permissions == nil {
+		s.ui.Notice("command rules are not available in this session")
+		return
+	}
+	ed, ok := s.ui.(PermissionsEditor)
+	if !ok {
+		s.ui.Notice(strings.Join(PermissionLines(s.cfg.Permissions.All()), "\n"))
+		return
+	}
+	ed.EditPermissions(PermissionLines(s.cfg.Permissions.All()))
+}
+
+// SavePermissions keeps the rules whose lines are still in the buffer and
+// removes the other session and workspace rules (new lines are not added:
+// rules come from approvals and setup()).
+func (s *Session) SavePermissions(lines []string) {
+	if s.cfg.Permissions == nil {
+		return
+	}
+	var keep []permission.Rule
+	for _, l := range lines {
+		r, ok, err := parsePermissionLine(l)
+		if err != nil {
+			s.ui.Error("/permissions: " + err.Error() + "; nothing was changed")
+			return
+		}
+		if ok {
+			keep = append(keep, r)
+		}
+	}
+	removed, err := s.cfg.Permissions.Keep(keep)
+	if err != nil {
+		s.ui.Error("/permissions: " + err.Error())
+		return
+	}
+	s.ui.Notice(fmt.Sprintf("/permissions: %d rule(s) removed", removed))
+	if ed, ok := s.ui.(PermissionsEditor); ok {
+		ed.EditPermissions(PermissionLines(s.cfg.Permissions.All()))
+	}
+}
