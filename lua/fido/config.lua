@@ -108,7 +108,7 @@ local schema = {
       end
       return true
     end,
-    "{ allow = { \"go test\", … }, deny = { \"git push\", … } }",
+    '{ allow = { "go test", … }, deny = { "git push", … } }',
   },
   resume = {
     { "string" },
