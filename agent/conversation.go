@@ -195,7 +195,7 @@ func (s *Session) switchTo(id string) error {
 	for _, m := range conv.Messages {
 		s.turn = max(s.turn, m.Turn)
 	}
-	s.review, s.revertNotes = nil, nil
+	s.review, s.revertNotes, s.nested = nil, nil, nil
 	s.total, s.sub = Usage{Cost: conv.Meta.Cost}, Usage{}
 	if conv.Meta.Model != "" {
 		s.cfg.Model = conv.Meta.Model
@@ -286,7 +286,7 @@ func (s *Session) newConversation() {
 	s.reg = nil // a new conversation takes the MCP servers' current tools
 	s.total, s.sub = Usage{}, Usage{}
 	s.id, s.turn = newConversationID(now()), 0
-	s.review, s.revertNotes = nil, nil
+	s.review, s.revertNotes, s.nested = nil, nil, nil
 	s.mu.Unlock()
 	s.closeLog()
 	s.files.Replace(nil)

@@ -8,6 +8,10 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 // MaxInstructionBytes caps one instruction file in the system message.
@@ -172,4 +176,83 @@ func (n *NestedInstructions) For(rel string, isDir bool) string {
 		}
 	}
 	return b.String()
+}
+
+// nestedTools name the tools whose results get a subdirectory's AGENTS.md,
+// and how to read the paths they touched from their arguments.
+var nestedTools = map[string]func(args string) []nestedPath{
+	"read_file":  func(a string) []nestedPath { return pathArg(a, false) },
+	"list_files": func(a string) []nestedPath { return pathArg(a, true) },
+	"find_files": func(a string) []nestedPath { return pathArg(a, true) },
+	"ripgrep":    func(a string) []nestedPath { return pathArg(a, true) },
+	"patch": func(a string) []nestedPath {
+		var out []nestedPath
+		for _, p := range gjson.Get(a, "operations.#.path").Array() {
+			out = append(out, nestedPath{p.String(), false})
+		}
+		return out
+	},
+}
+
+type nestedPath struct {
+	rel   string
+	isDir bool
+}
+
+func pathArg(args string, dir bool) []nestedPath {
+	p := gjson.Get(args, "path").String()
+	if p == "" {
+		return nil
+	}
+	return []nestedPath{{p, dir}}
+}
+
+// attachNested appends the AGENTS.md files of the directories a tool call
+// reached into, the first time in the conversation.
+func attachNested(n *NestedInstructions, call ToolCall, res tools.Result) tools.Result {
+	paths := nestedTools[call.Name]
+	if paths == nil {
+		return res
+	}
+	for _, p := range paths(call.Arguments) {
+		if extra := n.For(p.rel, p.isDir); extra != "" {
+			res.Content += extra
+		}
+	}
+	return res
+}
+
+// nestedInstructions is the conversation's tracker, made on first use.
+func (s *Session) nestedInstructions() *NestedInstructions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nested == nil {
+		s.nested = NewNestedInstructions(s.cfg.NestedInstructions)
+		// A resumed conversation already carries what it attached.
+		s.nested.MarkSeen(attachedDirs(s.messages))
+	}
+	return s.nested
+}
+
+// attachedDirs finds the directories whose AGENTS.md a conversation's tool
+// results already carry.
+func attachedDirs(msgs []Message) []string {
+	var out []string
+	const marker = "[instructions from "
+	for _, m := range msgs {
+		if m.Role != RoleTool {
+			continue
+		}
+		for rest := m.Content; ; {
+			i := strings.Index(rest, marker)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(marker):]
+			if j := strings.Index(rest, "/AGENTS.md"); j > 0 {
+				out = append(out, rest[:j])
+			}
+		}
+	}
+	return out
 }

@@ -43,6 +43,9 @@ type Loop struct {
 	// Invocation is who runs the tools (main agent, or a subagent at depth 1).
 	Invocation tools.Invocation
 	Observer   Observer
+	// AfterTool, when set, may add to a tool's result before the model sees
+	// it (nested AGENTS.md instructions).
+	AfterTool func(call ToolCall, res tools.Result) tools.Result
 	// Recorder, when set, is told of every complete message the turn adds,
 	// in order, and of each tool call before it starts (the conversation
 	// log saves them as they happen).
@@ -201,6 +204,9 @@ func (l *Loop) runTool(ctx context.Context, obs Observer, conv []Message, call T
 			res = tools.Result{Content: cancelledToolResult, Summary: "cancelled", IsError: true}
 		}
 		grace.Stop()
+	}
+	if l.AfterTool != nil && !res.IsError {
+		res = l.AfterTool(call, res)
 	}
 	obs.ToolResult(call, res)
 	return ToolMessage(call, res.Content), res

@@ -58,6 +58,9 @@ type SessionConfig struct {
 	// MissingKey, when set, is the one-line error shown instead of starting a
 	// turn (e.g. how to set OPENROUTER_API_KEY).
 	MissingKey string
+	// NestedInstructions reads a subdirectory's AGENTS.md (workspace-
+	// relative) for the first tool result that reaches into it; nil: none.
+	NestedInstructions FileReader
 	// Permissions are the command rules /permissions shows and edits.
 	Permissions PermissionRules
 	// Conversations saves the conversation after every message; nil: kept
@@ -111,6 +114,8 @@ type Session struct {
 	savedSeen map[string]string // the seen files as the log has them
 	logFailed bool
 
+	// nested attaches subdirectories' AGENTS.md once per conversation.
+	nested *NestedInstructions
 	// mode is the approval mode (/mode); modeNote tells the model of a
 	// change with the next user message (never in the system message).
 	mode     string
@@ -341,6 +346,12 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 		Observer:      obs,
 	}
 	loop.Recorder = convRecorder{s}
+	if s.cfg.NestedInstructions != nil {
+		nested := s.nestedInstructions()
+		loop.AfterTool = func(call ToolCall, res tools.Result) tools.Result {
+			return attachNested(nested, call, res)
+		}
+	}
 	s.save(func(l *ConversationLog) error { return l.Append(user) }, user)
 	before := len(msgs) + 1
 	conv, err := loop.Run(ctx, append(msgs, user))

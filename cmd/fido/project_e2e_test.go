@@ -75,3 +75,29 @@ func TestE2ECustomSlashCommand(t *testing.T) {
 	require.Len(t, reqs, 1)
 	assert.Equal(t, "Say hello to Ada (all: Ada and Bob)", reqs[0].Get("messages.@reverse.0.content").String())
 }
+
+// An AGENTS.md in a subdirectory joins the first tool result that reaches
+// into that directory, once; never the system message.
+func TestE2ENestedInstructions(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "pkg"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "pkg", "AGENTS.md"), []byte("NESTED-MARKER: use tabs\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "pkg", "a.go"), []byte("package pkg\n"), 0o644))
+	f := startFido(t, "", ws)
+	f.srv.Enqueue(
+		llmtest.Reply().ToolCall("r1", "read_file", `{"path":"pkg/a.go"}`, 1).Finish("tool_calls"),
+		llmtest.Reply().ToolCall("r2", "read_file", `{"path":"pkg/a.go"}`, 1).Finish("tool_calls"),
+		llmtest.Text("done"),
+	)
+	require.NoError(t, f.Command("Fido read pkg/a.go twice"))
+	f.waitIdleAfter(t, 3)
+	reqs := f.srv.Requests()
+	require.Len(t, reqs, 3)
+	assert.NotContains(t, reqs[0].Get("messages.0.content").String(), "NESTED-MARKER")
+	first := reqs[1].Get("messages.@reverse.0.content").String()
+	assert.Contains(t, first, "[instructions from pkg/AGENTS.md")
+	assert.Contains(t, first, "NESTED-MARKER")
+	second := reqs[2].Get("messages.@reverse.0.content").String()
+	assert.Contains(t, second, "package pkg")
+	assert.NotContains(t, second, "NESTED-MARKER", "attached once per conversation")
+}

@@ -147,10 +147,13 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		ContextBudget: cfg.ContextTokens,
 		Conversations: conversationStore(stateDir),
 		Permissions:   perms,
-		Resume:        cfg.Resume,
-		MissingKey:    missing,
-		Catalog:       servers,
-		Commands:      &mcpCommands{m: servers, ui: ui, session: func() *agent.Session { return session }},
+		// A subdirectory's AGENTS.md joins the first tool result that
+		// reaches into it.
+		NestedInstructions: ws.Sandbox.ReadOwnFile,
+		Resume:             cfg.Resume,
+		MissingKey:         missing,
+		Catalog:            servers,
+		Commands:           &mcpCommands{m: servers, ui: ui, session: func() *agent.Session { return session }},
 	})
 	if err != nil {
 		servers.Close()
