@@ -27,6 +27,7 @@ var Commands = []Command{
 	{Name: "/sessions", Args: "[delete]", Help: "resume a saved conversation of this workspace; /sessions delete deletes one"},
 	{Name: "/rename", Args: "{title}", Help: "rename the current conversation"},
 	{Name: "/fork", Help: "copy the current conversation into a new one and continue there"},
+	{Name: "/model", Args: "[id|refresh]", Help: "pick or set the model (the endpoint's list; the cache starts cold)"},
 	{Name: "/mode", Args: "[plan|default|auto-edit]", Help: "show or set the mode: plan only reads and plans; auto-edit applies edits without review"},
 	{Name: "/permissions", Help: "edit the command rules in a buffer (delete a line and :w)"},
 	{Name: "/compact", Args: "[instructions]", Help: "replace the older turns with a summary the model writes (the full history stays saved)"},
@@ -85,6 +86,8 @@ func (s *Session) command(text string) {
 		s.compactNow(arg)
 	case "/mode":
 		s.setMode(arg)
+	case "/model":
+		s.setModel(arg)
 	case "/permissions":
 		s.showPermissions()
 	case "/reload-instructions":

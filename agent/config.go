@@ -35,6 +35,9 @@ type Config struct {
 	StateRoot string
 	// ContextTokens is the context budget (FIDO_CONTEXT_TOKENS; 0 = default).
 	ContextTokens int
+	// PreferredModels come first in /model's picker (FIDO_MODELS,
+	// comma-separated; setup({ models = { … } })).
+	PreferredModels []string
 	// Permissions are the user's command rules from setup({ permissions =
 	// { allow = {…}, deny = {…} } }) (FIDO_PERMISSIONS, JSON).
 	Permissions []permission.Rule
@@ -96,6 +99,11 @@ func ConfigFromEnv(getenv func(string) string) Config {
 			c.Warnings = append(c.Warnings, "FIDO_PERMISSIONS (setup's permissions) ignored: "+err.Error())
 		}
 		c.Permissions = rules
+	}
+	for _, m := range strings.Split(getenv("FIDO_MODELS"), ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			c.PreferredModels = append(c.PreferredModels, m)
+		}
 	}
 	c.Resume = strings.TrimSpace(getenv("FIDO_RESUME")) != "new"
 	c.ConfigDir = filepath.Join(xdg.ConfigHome, "fido")

@@ -61,6 +61,12 @@ type SessionConfig struct {
 	// NestedInstructions reads a subdirectory's AGENTS.md (workspace-
 	// relative) for the first tool result that reaches into it; nil: none.
 	NestedInstructions FileReader
+	// Models reads the endpoint's model list for /model; PreferredModels
+	// (setup({ models })) come first in its picker. FixedBudget: the user set
+	// the context budget, so switching models keeps it.
+	Models          ModelLister
+	PreferredModels []string
+	FixedBudget     bool
 	// Permissions are the command rules /permissions shows and edits.
 	Permissions PermissionRules
 	// Conversations saves the conversation after every message; nil: kept
@@ -114,6 +120,8 @@ type Session struct {
 	savedSeen map[string]string // the seen files as the log has them
 	logFailed bool
 
+	// modelList caches the endpoint's model list (/model).
+	modelList []ModelInfo
 	// nested attaches subdirectories' AGENTS.md once per conversation.
 	nested *NestedInstructions
 	// mode is the approval mode (/mode); modeNote tells the model of a
@@ -242,7 +250,7 @@ func (s *Session) Submit(text string) {
 		// Commands that wait for the user run on their own goroutine; the
 		// others run in order with the messages around them, so a message
 		// sent right after /undo revert or /plan clear sees their effect.
-		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" || name == "/sessions" || name == "/rewind" || name == "/compact" {
+		if name, _, _ := strings.Cut(text, " "); name == "/suspend" || name == "/recall" || name == "/sessions" || name == "/rewind" || name == "/compact" || name == "/model" {
 			go s.command(text)
 		} else {
 			s.command(text)

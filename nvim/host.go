@@ -294,6 +294,18 @@ func (h *host) register() error {
 			defer h.recover("fido_plan_hidden")
 			h.ui.planClosed()
 		},
+		// fido_models lists the model ids of the session's cached model list.
+		"fido_models": func() ([]string, error) {
+			defer h.recover("fido_models")
+			h.mu.Lock()
+			b := h.backend
+			h.mu.Unlock()
+			out := []string{}
+			if l, ok := b.(interface{ SlashModels() []string }); ok {
+				out = append(out, l.SlashModels()...)
+			}
+			return out, nil
+		},
 		"fido_permissions": func(lines []string) {
 			defer h.recover("fido_permissions")
 			h.withBackend("permissions", func(b Backend) {

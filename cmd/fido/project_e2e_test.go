@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/agent/llmtest"
+	"github.com/fido-nvim/fido/nvim/nvimtest"
 )
 
 // The workspace's AGENTS.md and the user's own reach messages[0], which then
@@ -100,4 +101,46 @@ func TestE2ENestedInstructions(t *testing.T) {
 	second := reqs[2].Get("messages.@reverse.0.content").String()
 	assert.Contains(t, second, "package pkg")
 	assert.NotContains(t, second, "NESTED-MARKER", "attached once per conversation")
+}
+
+// /model switches the next request's model (directly or through the
+// picker over the endpoint's list); an unknown id is refused and the model
+// stays; completion offers the ids.
+func TestE2EModelSwitch(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.SetModels(`{"data":[
+	  {"id":"test/model","context_length":100000,"pricing":{"prompt":"0.000001","completion":"0.000002"},"supported_parameters":["tools"]},
+	  {"id":"x/y","context_length":40000,"pricing":{"prompt":"0.000003","completion":"0.000015"},"supported_parameters":["tools"]},
+	  {"id":"z/pick","context_length":8000}]}`)
+	n := nvimtest.Start(t, nvimtest.Options{Fido: true, Env: []string{"FIDO_BASE_URL=" + srv.URL(), "OPENROUTER_API_KEY=k", "FIDO_MODEL=test/model"}})
+	f := &fido{Nvim: n, srv: srv}
+	require.NoError(t, f.Command("Fido"))
+	f.WaitFor(t, `(require("fido").status().context or {}).limit == 75000`, 10*time.Second, `require("fido").status()`)
+
+	require.NoError(t, f.Command("Fido /model x/y"))
+	f.WaitFor(t, `require("fido").status().model == "x/y"`, 5*time.Second, `require("fido").status()`)
+	f.WaitFor(t, `require("fido").status().context.limit == 30000`, 5*time.Second, `require("fido").status()`)
+	assert.Contains(t, f.transcript(t), "the provider's cache starts cold")
+	require.NoError(t, f.Command("Fido /model no/such-model"))
+	f.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("not in the endpoint's model list", 1, true) ~= nil`, 5*time.Second)
+	assert.True(t, f.Bool(t, `require("fido").status().model == "x/y"`), "the model stays")
+	var comp []string
+	f.Lua(t, &comp, `return vim.fn.getcompletion("Fido /model z", "cmdline")`)
+	assert.Equal(t, []string{"z/pick"}, comp)
+
+	srv.Enqueue(llmtest.Text("hi"))
+	require.NoError(t, f.Command("Fido hello"))
+	f.waitRequests(t, 1)
+	assert.Equal(t, "x/y", srv.Requests()[0].Get("model").String())
+
+	f.Lua(t, nil, `vim.ui.select = function(items, opts, cb)
+  _G.model_items = items
+  for i, it in ipairs(items) do if it:find("z/pick", 1, true) == 1 then return cb(it, i) end end
+  cb(nil, nil)
+end`)
+	require.NoError(t, f.Command("Fido /model"))
+	f.WaitFor(t, `require("fido").status().model == "z/pick"`, 5*time.Second, `require("fido").status()`)
+	var items []string
+	f.Lua(t, &items, `return _G.model_items`)
+	assert.Contains(t, items, "x/y · 40k ctx · $3.00/$15.00 per M · tools")
 }

@@ -139,14 +139,17 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		UserCommands: func() ([]agent.UserCommand, []string) {
 			return agent.LoadUserCommands(userCommandDirs(ws, cfg.ConfigDir), agent.Commands)
 		},
-		Plans:         store,
-		Workspace:     ws,
-		SuspendDir:    filepath.Join(stateDir, "suspends"),
-		Undo:          func(n int) []string { return undoLines(undo, n) },
-		UndoRevert:    ws.RevertLast,
-		ContextBudget: cfg.ContextTokens,
-		Conversations: conversationStore(stateDir),
-		Permissions:   perms,
+		Plans:           store,
+		Workspace:       ws,
+		SuspendDir:      filepath.Join(stateDir, "suspends"),
+		Undo:            func(n int) []string { return undoLines(undo, n) },
+		UndoRevert:      ws.RevertLast,
+		ContextBudget:   cfg.ContextTokens,
+		Conversations:   conversationStore(stateDir),
+		Permissions:     perms,
+		Models:          provider.Models,
+		PreferredModels: cfg.PreferredModels,
+		FixedBudget:     cfg.ContextTokens > 0,
 		// A subdirectory's AGENTS.md joins the first tool result that
 		// reaches into it.
 		NestedInstructions: ws.Sandbox.ReadOwnFile,
@@ -164,14 +167,14 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	} else if cfg.ContextTokens == 0 {
 		// Size the context budget to the model's window when the endpoint says
 		// it (3/4 of it: room for the answer and for the size estimate's error).
+		// The list is kept for /model and its completion.
 		go func() {
-			n, err := provider.ContextLength(context.Background(), cfg.Model)
+			model, n, err := session.BudgetFromModelList(context.Background())
 			if err != nil {
 				logger.Printf("context budget stays at %d tokens: %v", agent.DefaultContextBudget, err)
 				return
 			}
-			session.SetContextBudget(n * 3 / 4)
-			logger.Printf("context budget: %d tokens (%s has %d)", n*3/4, cfg.Model, n)
+			logger.Printf("context budget: %d tokens (%s has %d)", n*3/4, model, n)
 		}()
 	}
 	logger.Printf("session ready: root=%s model=%s state=%s tools=%v", ws.Root, cfg.Model, stateDir, names)

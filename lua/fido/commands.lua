@@ -21,6 +21,8 @@ M.slash = {
   "/fork",
   "/compact",
   "/mode",
+  "/model",
+  "/model refresh",
   "/permissions",
   "/reload-instructions",
   "/help",
@@ -70,6 +72,16 @@ function M.all()
   return out
 end
 
+--- The model ids the running host knows (its cached model list).
+function M.models()
+  local chan = require("fido.host").chan()
+  if not chan then
+    return {}
+  end
+  local ok, list = pcall(vim.rpcrequest, chan, "fido_models")
+  return (ok and type(list) == "table") and list or {}
+end
+
 --- Completion of :Fido: slash commands and their arguments.
 function M.complete_fido(arglead, cmdline)
   if starts(arglead, "@") then
@@ -82,7 +94,12 @@ function M.complete_fido(arglead, cmdline)
   local cmd, rest = args:match("^(%S+)%s+(.*)$")
   if cmd then
     local out = {}
-    for _, a in ipairs(sub[cmd] or {}) do
+    local candidates = sub[cmd] or {}
+    if cmd == "/model" then
+      -- Model ids from the host's cached list (filled by /model or at start).
+      candidates = vim.list_extend({ "refresh" }, M.models())
+    end
+    for _, a in ipairs(candidates) do
       if starts(a, rest) then
         table.insert(out, a)
       end

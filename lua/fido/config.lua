@@ -23,6 +23,7 @@ M.defaults = {
   -- MCP servers: name -> { command, args, env, cwd } or { url, headers }
   mcp = { servers = {}, auto_approve = {}, start_timeout_ms = 5000, call_timeout_ms = 60000 },
   idle_timeout_ms = nil, -- FIDO_IDLE_TIMEOUT; a model stream with no data for this long fails (default 120000)
+  models = nil, -- model ids listed first by /model, e.g. { "anthropic/claude-sonnet-4.5" }
   -- command rules for bash_exec: words a command starts with ("exact …" for a whole command)
   permissions = { allow = {}, deny = {} },
   resume = "last", -- FIDO_RESUME: "last" continues the workspace's newest saved conversation, "new" starts afresh
@@ -93,6 +94,18 @@ local schema = {
   lsp = { { "table" } },
   log_file = { { "string", "nil" } },
   mcp = { { "table" } },
+  models = {
+    { "table", "nil" },
+    function(v)
+      for _, m in ipairs(v or {}) do
+        if type(m) ~= "string" then
+          return false
+        end
+      end
+      return true
+    end,
+    "a list of model ids",
+  },
   permissions = {
     { "table" },
     function(v)
