@@ -6,6 +6,7 @@ end
 vim.g.loaded_fido = true
 
 require("fido.commands").define()
+require("fido.context").track()
 
 -- :help fido without `make` (a plain clone on 'runtimepath'): generate the
 -- tags of our own doc folder once, when it is writable.

@@ -157,7 +157,10 @@ func TestE2ELSPWithGopls(t *testing.T) {
 	// A command that changes a file loaded in Neovim (here the hidden
 	// buffer the patches loaded): after the buffer re-check, the same report.
 	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "main.next"), []byte("package main\n\nfunc main() {\n\t_ = greet(\"a\")\n\tbar()\n}\n"), 0o644))
-	f.Lua(t, nil, `vim.ui.select = function(items, _, cb) cb(items[1], 1) end`)
+	f.Lua(t, nil, `vim.ui.select = function(items, _, cb)
+  for i, it in ipairs(items) do if it == "Run once" then return cb(it, i) end end
+  cb(nil, nil)
+end`)
 	res = f.toolTurn(t, &n, "bash_exec", `{"command":"cp main.next main.go"}`)
 	assert.Contains(t, res, "LSP (gopls): this edit introduced 1 in main.go:\nmain.go:5:2: error: undefined: bar (compiler)", res)
 

@@ -144,3 +144,33 @@ end`)
 	f.Lua(t, &items, `return _G.model_items`)
 	assert.Contains(t, items, "x/y · 40k ctx · $3.00/$15.00 per M · tools")
 }
+
+// @buffer, @diagnostics, @quickfix and @selection attach what the editor
+// knows at submit time: the unsaved buffer text, vim.diagnostic entries and
+// the quickfix list.
+func TestE2EEditorMentions(t *testing.T) {
+	f := startFido(t, "")
+	path := filepath.Join(f.Dir, "main.go")
+	require.NoError(t, os.WriteFile(path, []byte("package main\n\nfunc main() {}\n"), 0o644))
+	require.NoError(t, f.Command("edit "+path))
+	require.NoError(t, f.ExecLua(`
+vim.api.nvim_buf_set_lines(0, 3, 3, false, { "// UNSAVED-LINE" })
+local ns = vim.api.nvim_create_namespace("test")
+vim.diagnostic.set(ns, 0, { { lnum = 2, col = 5, severity = vim.diagnostic.severity.ERROR, message = "DIAG-MARKER undefined: foo", source = "compiler" } })
+vim.fn.setqflist({ { filename = "main.go", lnum = 3, text = "QF-MARKER failing test" } }, "r")
+vim.fn.setpos("'<", { 0, 1, 1, 0 })
+vim.fn.setpos("'>", { 0, 1, 1, 0 })`, nil))
+	var comp []string
+	f.Lua(t, &comp, `return vim.fn.getcompletion("Fido @diag", "cmdline")`)
+	assert.Equal(t, []string{"@diagnostics", "@diagnostics:all"}, comp)
+
+	f.srv.Enqueue(llmtest.Text("seen"))
+	require.NoError(t, f.Command("Fido look at @buffer, @diagnostics and @quickfix and @selection"))
+	f.waitIdleAfter(t, 1)
+	msg := f.srv.Requests()[0].Get("messages.@reverse.0.content").String()
+	assert.Contains(t, msg, "[@buffer: main.go, 4 lines as in Neovim, with unsaved changes")
+	assert.Contains(t, msg, "// UNSAVED-LINE")
+	assert.Contains(t, msg, "main.go:3:6: ERROR: DIAG-MARKER undefined: foo (compiler)")
+	assert.Contains(t, msg, "main.go:3: QF-MARKER failing test")
+	assert.Contains(t, msg, "[@selection: main.go:1-1 as in Neovim]")
+}

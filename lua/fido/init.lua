@@ -36,6 +36,11 @@ end
 
 --- Sends text (a prompt or a /command) to the host, starting it if needed.
 function M.submit(text)
+  -- @buffer, @diagnostics, @quickfix, @selection: what the editor knows,
+  -- attached as it is now.
+  if not text:match("^%s*/") then
+    text = require("fido.context").expand(text)
+  end
   return require("fido.host").notify("fido_submit", text)
 end
 

@@ -134,6 +134,11 @@ local MAX_COMPLETIONS = 500
 function M.complete(arglead)
   local prefix = arglead:sub(2)
   local starts, contains = {}, {}
+  for _, name in ipairs(require("fido.context").names) do
+    if name:sub(1, #arglead) == arglead then
+      table.insert(starts, name)
+    end
+  end
   for _, f in ipairs(M.files()) do
     if f:sub(1, #prefix) == prefix then
       table.insert(starts, "@" .. f)
