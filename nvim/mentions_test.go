@@ -72,10 +72,10 @@ func TestMentionCompletionUsesIgnoreRules(t *testing.T) {
 	var all, pkg, picker []string
 	n.Lua(t, &all, `return require("fido.complete").omnifunc(0, "@")`)
 	n.Lua(t, &pkg, `return vim.fn.getcompletion("Fido @pkg/", "cmdline")`)
-	n.Lua(t, &picker, `local out = {}
+	n.Lua(t, &picker, `local out = vim.deepcopy(require("fido.context").names)
 for _, f in ipairs(require("fido.mentions").files()) do table.insert(out, "@" .. f) end
 return out`)
-	assert.ElementsMatch(t, picker, all, "the same files as the <C-o> picker")
+	assert.ElementsMatch(t, picker, all, "the editor mentions, then the same files as the <C-o> picker")
 	assert.Contains(t, all, "@kept.go")
 	assert.NotContains(t, all, "@secret.env")
 	assert.NotContains(t, all, "@build/out.go")
