@@ -64,7 +64,9 @@ func (a *streamAccumulator) chunk(raw []byte) *ProviderError {
 			Input:     u.Get("prompt_tokens").Int(),
 			Output:    u.Get("completion_tokens").Int(),
 			CacheRead: u.Get("prompt_tokens_details.cached_tokens").Int(),
-			Cost:      u.Get("cost").Float(),
+			CacheWrite: max(u.Get("prompt_tokens_details.cache_write_tokens").Int(),
+				u.Get("cache_write_tokens").Int(), u.Get("prompt_tokens_details.cache_creation_input_tokens").Int()),
+			Cost: u.Get("cost").Float(),
 		}
 	}
 	choice := root.Get("choices.0")

@@ -133,6 +133,7 @@ func rewriteBody(body []byte, req *Request) ([]byte, error) {
 		eff, _ := json.Marshal(req.Reasoning)
 		top["reasoning"] = json.RawMessage(`{"effort":` + string(eff) + `}`)
 	}
+	caching := NeedsCacheBreakpoints(req.Model)
 	if raw, ok := top["messages"]; ok {
 		var msgs []map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &msgs); err != nil {
@@ -157,6 +158,9 @@ func rewriteBody(body []byte, req *Request) ([]byte, error) {
 				wm["content"] = json.RawMessage(`""`)
 			}
 		}
+		if caching {
+			addCacheBreakpoints(msgs, req.Messages)
+		}
 		enc, err := marshalNoEscape(msgs)
 		if err != nil {
 			return nil, err
@@ -164,6 +168,51 @@ func rewriteBody(body []byte, req *Request) ([]byte, error) {
 		top["messages"] = enc
 	}
 	return marshalNoEscape(top)
+}
+
+// NeedsCacheBreakpoints reports models whose upstream caches a prompt
+// prefix only at explicit cache_control breakpoints when reached through
+// OpenRouter (Anthropic's Claude, Google's Gemini). Others cache on their own
+// and get no cache_control at all.
+func NeedsCacheBreakpoints(model string) bool {
+	return strings.HasPrefix(model, "anthropic/") || strings.HasPrefix(model, "google/gemini")
+}
+
+// maxCacheBreakpoints is Anthropic's limit of cache_control breakpoints.
+const maxCacheBreakpoints = 4
+
+// addCacheBreakpoints marks the system message and the newest user and tool
+// messages (at most maxCacheBreakpoints in all) with cache_control
+// {type: ephemeral}, their text becoming one content part: the text itself,
+// and so the cached prefix, keeps its bytes.
+func addCacheBreakpoints(wire []map[string]json.RawMessage, msgs []Message) {
+	mark := func(i int) bool {
+		var text string
+		if json.Unmarshal(wire[i]["content"], &text) != nil || text == "" {
+			return false
+		}
+		part, err := marshalNoEscape([]map[string]any{{
+			"type": "text", "text": text, "cache_control": map[string]string{"type": "ephemeral"},
+		}})
+		if err != nil {
+			return false
+		}
+		wire[i]["content"] = part
+		return true
+	}
+	left := maxCacheBreakpoints
+	if len(msgs) > 0 && msgs[0].Role == RoleSystem && mark(0) {
+		left--
+	}
+	// The newest messages: the next request reads everything up to them
+	// from the cache.
+	for i := len(msgs) - 1; i > 0 && left > 1; i-- {
+		if msgs[i].Role == RoleUser || msgs[i].Role == RoleTool {
+			if mark(i) {
+				left--
+			}
+		}
+	}
 }
 
 func marshalNoEscape(v any) ([]byte, error) {

@@ -41,17 +41,20 @@ type Delta struct {
 
 // Usage counts model calls, tokens and cost.
 type Usage struct {
-	Calls     int     `json:"calls"`
-	Input     int64   `json:"input"`
-	Output    int64   `json:"output"`
-	CacheRead int64   `json:"cache_read"`
-	Cost      float64 `json:"cost"`
+	Calls     int   `json:"calls"`
+	Input     int64 `json:"input"`
+	Output    int64 `json:"output"`
+	CacheRead int64 `json:"cache_read"`
+	// CacheWrite counts prompt tokens written to the provider's cache
+	// (explicit breakpoints, e.g. Anthropic through OpenRouter).
+	CacheWrite int64   `json:"cache_write,omitempty"`
+	Cost       float64 `json:"cost"`
 }
 
 // Add returns u + o.
 func (u Usage) Add(o Usage) Usage {
 	return Usage{Calls: u.Calls + o.Calls, Input: u.Input + o.Input, Output: u.Output + o.Output,
-		CacheRead: u.CacheRead + o.CacheRead, Cost: u.Cost + o.Cost}
+		CacheRead: u.CacheRead + o.CacheRead, CacheWrite: u.CacheWrite + o.CacheWrite, Cost: u.Cost + o.Cost}
 }
 
 // Response is the result of a completed model call.

@@ -341,6 +341,7 @@ func (s *Session) messageBudget() int {
 func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, user Message, notes []string, inv tools.Invocation, msgs []Message, reasoning string, done chan struct{}, compact bool) {
 	defer close(done)
 	defer cancel() // releases whatever still waits on the turn's context
+	startTotal, _ := s.Totals()
 	s.event(EvTurnStart)
 	if compact {
 		msgs = s.compactBeforeTurn(ctx, msgs)
@@ -404,6 +405,8 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 
 	switch {
 	case err == nil:
+		endTotal, _ := s.Totals()
+		s.ui.Notice(turnCost(startTotal, endTotal))
 		s.event(EvDone)
 	case cancelled:
 		// Cancel already restored the draft and went idle.
@@ -611,3 +614,22 @@ func (o *sessionObserver) Usage(u Usage) {
 
 // now is replaceable in tests.
 var now = time.Now
+
+// turnCost is the line the transcript shows at the end of a turn: what it
+// cost and how much of its input the provider's cache served.
+func turnCost(before, after Usage) string {
+	d := Usage{Calls: after.Calls - before.Calls, Input: after.Input - before.Input, Output: after.Output - before.Output,
+		CacheRead: after.CacheRead - before.CacheRead, CacheWrite: after.CacheWrite - before.CacheWrite, Cost: after.Cost - before.Cost}
+	line := fmt.Sprintf("turn: $%.4f · %d calls · in %s · out %s · cache read %s", d.Cost, d.Calls, kTokens(d.Input), kTokens(d.Output), kTokens(d.CacheRead))
+	if d.CacheWrite > 0 {
+		line += " · cache written " + kTokens(d.CacheWrite)
+	}
+	return line
+}
+
+func kTokens(n int64) string {
+	if n >= 1000 {
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	}
+	return fmt.Sprintf("%d", n)
+}

@@ -37,11 +37,12 @@ type PlanState struct {
 
 // UsageStatus is a usage total as Lua sees it.
 type UsageStatus struct {
-	Calls     int     `msgpack:"calls"`
-	Input     int64   `msgpack:"input"`
-	Output    int64   `msgpack:"output"`
-	CacheRead int64   `msgpack:"cache_read"`
-	Cost      float64 `msgpack:"cost"`
+	Calls      int     `msgpack:"calls"`
+	Input      int64   `msgpack:"input"`
+	Output     int64   `msgpack:"output"`
+	CacheRead  int64   `msgpack:"cache_read"`
+	CacheWrite int64   `msgpack:"cache_write"`
+	Cost       float64 `msgpack:"cost"`
 }
 
 // SubagentStatusView is the status table's subagent entry.
@@ -77,7 +78,7 @@ type ContextStatus struct {
 }
 
 func usageStatus(u agent.Usage) UsageStatus {
-	return UsageStatus{Calls: u.Calls, Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, Cost: u.Cost}
+	return UsageStatus{Calls: u.Calls, Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Cost: u.Cost}
 }
 
 // planRenderer builds the plan float's payload (for require("fido.planwin").apply).

@@ -167,7 +167,13 @@ function M.statusline_segments()
   vim.list_extend(segs, {
     { text = string.format("%d calls", tonumber(u.calls) or 0), prio = 6, side = "right" },
     { text = string.format("in %s · out %s", tokens(u.input), tokens(u.output)), prio = 4, side = "right" },
-    { text = "cache " .. tokens(u.cache_read), prio = 5, side = "right" },
+    {
+      text = "cache "
+        .. tokens(u.cache_read)
+        .. ((tonumber(u.cache_write) or 0) > 0 and (" +" .. tokens(u.cache_write) .. " written") or ""),
+      prio = 5,
+      side = "right",
+    },
     { text = string.format("$%.4f", tonumber(u.cost) or 0), prio = 3, side = "right" },
   })
   local ctx = st.context or {}
