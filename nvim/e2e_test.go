@@ -142,10 +142,15 @@ func TestE2EDeadHostIsRestartedWithNotice(t *testing.T) {
 
 func TestE2ECheckhealth(t *testing.T) {
 	n, _ := startFido(t)
+	require.NoError(t, os.WriteFile(filepath.Join(n.Dir, "AGENTS.md"), []byte("rules\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(n.Dir, ".fido", "commands"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(n.Dir, ".fido", "commands", "help.md"), []byte("mine\n"), 0o644))
 	require.NoError(t, n.Command("checkhealth fido"))
 	var out string
 	n.Lua(t, &out, `return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")`)
 	assert.Contains(t, out, "found "+nvimtest.FidoBinary(t))
+	assert.Contains(t, out, "instruction files in the system message: AGENTS.md")
+	assert.Contains(t, out, "your command /help (")
 	assert.Contains(t, out, "fido ")
 	assert.Contains(t, out, "OPENROUTER_API_KEY is set")
 	assert.NotContains(t, out, "test-key", "never the key's value")

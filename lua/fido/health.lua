@@ -177,6 +177,47 @@ function M.check()
     r.ok("vim.ui.select is overridden (" .. debug.getinfo(vim.ui.select, "S").short_src .. ")")
   end
 
+  r.start("Instructions and your commands")
+  local root = require("fido.mentions").root()
+  local cfg_home = (vim.env.XDG_CONFIG_HOME and vim.env.XDG_CONFIG_HOME ~= "") and vim.env.XDG_CONFIG_HOME
+    or (vim.env.HOME .. "/.config")
+  local user_agents = cfg_home .. "/fido/AGENTS.md"
+  local in_effect = {}
+  if vim.fn.filereadable(user_agents) == 1 then
+    table.insert(in_effect, user_agents)
+  end
+  for _, name in ipairs({ "AGENTS.md", "CLAUDE.md" }) do
+    if vim.fn.filereadable(root .. name) == 1 then
+      table.insert(in_effect, name)
+      break
+    end
+  end
+  if #in_effect == 0 then
+    r.info("no instruction files (AGENTS.md or CLAUDE.md at the workspace root, " .. user_agents .. ")")
+  else
+    r.ok("instruction files in the system message: " .. table.concat(in_effect, ", "))
+  end
+  local builtin = {}
+  for _, c in ipairs(require("fido.commands").slash) do
+    builtin[c:match("^/(%S+)")] = true
+  end
+  local found, clashes = 0, {}
+  for _, dir in ipairs({ root .. ".fido/commands", cfg_home .. "/fido/commands", root .. ".claude/commands" }) do
+    for _, f in ipairs(vim.fn.globpath(dir, "**/*.md", false, true)) do
+      found = found + 1
+      local name = f:sub(#dir + 2):gsub("%.md$", ""):gsub("/", ":")
+      if builtin[name] then
+        table.insert(clashes, "/" .. name .. " (" .. f .. ")")
+      end
+    end
+  end
+  if found > 0 then
+    r.ok(found .. " command file(s) in .fido/commands, " .. cfg_home .. "/fido/commands or .claude/commands")
+  end
+  for _, c in ipairs(clashes) do
+    r.warn("your command " .. c .. " has the name of a built-in command; the built-in wins")
+  end
+
   r.start("MCP servers")
   local config_home = vim.env.XDG_CONFIG_HOME
   if not config_home or config_home == "" then
