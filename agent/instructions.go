@@ -207,6 +207,14 @@ func pathArg(args string, dir bool) []nestedPath {
 	return []nestedPath{{p, dir}}
 }
 
+// NestedHook is the AfterTool hook of a run whose conversation starts with
+// msgs (a subagent's fork): what msgs already attached is not attached again.
+func NestedHook(read FileReader, msgs []Message) func(ToolCall, tools.Result) tools.Result {
+	n := NewNestedInstructions(read)
+	n.MarkSeen(attachedDirs(msgs))
+	return func(call ToolCall, res tools.Result) tools.Result { return attachNested(n, call, res) }
+}
+
 // attachNested appends the AGENTS.md files of the directories a tool call
 // reached into, the first time in the conversation.
 func attachNested(n *NestedInstructions, call ToolCall, res tools.Result) tools.Result {

@@ -117,3 +117,24 @@ func TestUserCommands(t *testing.T) {
 	assert.Equal(t, "Hello , you seem . All: .", greet.Expand(""))
 	assert.Equal(t, "Write a commit message for @CHANGES.md", cmds[0].Expand(""))
 }
+
+// A subagent's hook starts from what its fork carries: a directory whose
+// AGENTS.md the parent already got is not attached again; another is.
+func TestNestedHookForAFork(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, d, "AGENTS.md"), []byte("RULES-"+d), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(root, d, "x.go"), []byte("package x\n"), 0o600))
+	}
+	read := workspaceReader(t, root)
+	parent := NewNestedInstructions(read)
+	fork := []Message{{Role: RoleTool, ToolCallID: "c", Content: "file" + parent.For("a/x.go", false)}}
+	hook := NestedHook(read, fork)
+	res := hook(ToolCall{Name: "read_file", Arguments: `{"path":"a/x.go"}`}, tools.Result{Content: "package x"})
+	assert.Equal(t, "package x", res.Content, "the fork already carries a/AGENTS.md")
+	res = hook(ToolCall{Name: "ripgrep", Arguments: `{"pattern":"x","path":"b"}`}, tools.Result{Content: "b/x.go:1:package x"})
+	assert.Contains(t, res.Content, "RULES-b")
+	res = hook(ToolCall{Name: "patch", Arguments: `{"operations":[{"path":"b/y.go","content":"x"}]}`}, tools.Result{Content: "ok"})
+	assert.Equal(t, "ok", res.Content, "once per conversation")
+}

@@ -136,6 +136,9 @@ func (s *Session) BudgetFromModelList(ctx context.Context) (model string, window
 	return model, 0, fmt.Errorf("model list: no context length for %s", model)
 }
 
+// Model is the current model id.
+func (s *Session) Model() string { return s.model() }
+
 // SlashModels lists model ids for completion (from the cached list).
 func (s *Session) SlashModels() []string {
 	s.mu.Lock()

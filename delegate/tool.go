@@ -75,6 +75,12 @@ type Config struct {
 	// in that registry.
 	Registry func() *tools.Registry
 	Model    string
+	// CurrentModel, when set, returns the parent's model at call time (after
+	// /model); Model is the fallback.
+	CurrentModel func() string
+	// AfterTool, when set, makes the hook a subagent's tool results pass
+	// through (nested AGENTS.md), starting from what its fork carries.
+	AfterTool func(fork []agent.Message) func(agent.ToolCall, tools.Result) tools.Result
 	// Reasoning returns the current reasoning effort (nil: model default).
 	Reasoning func() string
 	// DefaultTimeout applies without timeout_ms; MaxTimeout caps it.
@@ -276,14 +282,21 @@ func (t *Tool) run(ctx context.Context, id tools.Identity, fork Fork, timeout ti
 	if t.cfg.Reasoning != nil {
 		reasoning = t.cfg.Reasoning()
 	}
+	model := t.cfg.Model
+	if t.cfg.CurrentModel != nil {
+		model = t.cfg.CurrentModel()
+	}
 	loop := &agent.Loop{
-		Provider: t.cfg.Provider, Registry: reg, Model: t.cfg.Model, Reasoning: reasoning,
+		Provider: t.cfg.Provider, Registry: reg, Model: model, Reasoning: reasoning,
 		MaxIterations: t.cfg.MaxIterations,
 		Invocation: tools.Invocation{
 			Identity:        id,
 			DelegationDepth: 1,
 		},
 		Observer: mon,
+	}
+	if t.cfg.AfterTool != nil {
+		loop.AfterTool = t.cfg.AfterTool(fork.Messages)
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -84,9 +84,14 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	var session *agent.Session
 	updatePlan := plan.NewUpdateTool(store, func(p plan.Plan) { ui.Plan(&p) })
 	delegateTool := delegate.NewTool(delegate.Config{
-		Provider:  provider,
-		Registry:  func() *tools.Registry { return session.Registry() },
-		Model:     cfg.Model,
+		Provider: provider,
+		Registry: func() *tools.Registry { return session.Registry() },
+		Model:    cfg.Model,
+		// The parent's model after /model; nested AGENTS.md as the parent gets them.
+		CurrentModel: func() string { return session.Model() },
+		AfterTool: func(fork []agent.Message) func(agent.ToolCall, tools.Result) tools.Result {
+			return agent.NestedHook(ws.Sandbox.ReadOwnFile, fork)
+		},
 		Reasoning: func() string { return session.Reasoning() },
 		Status:    func(st *agent.SubagentStatus) { session.SubagentStatus(st) },
 		Usage:     func(u agent.Usage) { session.AddSubagentUsage(u) },
