@@ -174,3 +174,26 @@ vim.fn.setpos("'>", { 0, 1, 1, 0 })`, nil))
 	assert.Contains(t, msg, "main.go:3: QF-MARKER failing test")
 	assert.Contains(t, msg, "[@selection: main.go:1-1 as in Neovim]")
 }
+
+// With a Claude model every request carries cache_control breakpoints while
+// the system text and the tools keep their bytes; the statusline counts
+// cache writes.
+func TestE2ECacheBreakpointsForClaude(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	n := nvimtest.Start(t, nvimtest.Options{Fido: true, Env: []string{"FIDO_BASE_URL=" + srv.URL(), "OPENROUTER_API_KEY=k", "FIDO_MODEL=anthropic/claude-sonnet-4.5"}})
+	f := &fido{Nvim: n, srv: srv}
+	for i := 0; i < 3; i++ {
+		srv.Enqueue(llmtest.Reply().Content("ok").Finish("stop").
+			Raw(`data: {"id":"u","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":40,"cache_write_tokens":60},"cost":0.01}}` + "\n\n"))
+		require.NoError(t, f.Command("Fido question"))
+		f.waitRequests(t, i+1)
+	}
+	reqs := srv.Requests()
+	for _, r := range reqs {
+		assert.Equal(t, "ephemeral", r.Get("messages.0.content.0.cache_control.type").String())
+		assert.Equal(t, reqs[0].Get("messages.0.content.0.text").String(), r.Get("messages.0.content.0.text").String())
+		assert.Equal(t, reqs[0].Get("tools").Raw, r.Get("tools").Raw)
+	}
+	f.WaitFor(t, `require("fido").status().usage.cache_write == 180`, 5*time.Second, `require("fido").status()`)
+	assert.Contains(t, f.transcript(t), "cache written 60")
+}
