@@ -102,6 +102,7 @@ func (s *Session) command(text string) {
 		for _, c := range list {
 			fmt.Fprintf(&b, "\n  %s %s — %s", c.Name, c.Args, c.Help)
 		}
+		b.WriteString("\nmentions: @path, @path:12-40, @buffer, @diagnostics, @diagnostics:all, @quickfix, @selection")
 		if cmds, _ := s.userCommands(); len(cmds) > 0 {
 			b.WriteString("\nyour commands (.fido/commands, ~/.config/fido/commands, .claude/commands):")
 			for _, c := range cmds {
