@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
+
+	"github.com/fido-nvim/fido/tools/permission"
 )
 
 //go:embed jsexec.md
@@ -59,6 +61,7 @@ const (
 type JSTool struct {
 	ws       *Workspace
 	prompter Prompter
+	rules    *Permissions // JSNetworkRule decides network access without asking
 	memLimit uint64
 	worker   jsWorkerSpec
 
@@ -71,6 +74,13 @@ type JSTool struct {
 // ws; p asks the user before a snippet gets network access (nil: never).
 func NewJSTool(ws *Workspace, p Prompter) *JSTool {
 	return &JSTool{ws: ws, prompter: p, memLimit: jsMemoryLimit}
+}
+
+// WithPermissions lets the command rules decide network access
+// (JSNetworkRule) before the user is asked: one mechanism for every approval.
+func (t *JSTool) WithPermissions(p *Permissions) *JSTool {
+	t.rules = p
+	return t
 }
 
 // SetWorker sets the program that runs snippets and its arguments. The
@@ -232,6 +242,14 @@ func (t *JSTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) 
 // approveNetwork asks the user whether this run may use fetch. Declining,
 // dismissing or having nobody to ask means offline, with a note saying why.
 func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool, string, error) {
+	if t.rules != nil {
+		switch d := t.rules.DecideAction(JSNetworkRule); d.Verdict {
+		case permission.Run:
+			return true, "", nil
+		case permission.Refuse:
+			return false, fmt.Sprintf("the user's rule %q refuses network access; ran offline", d.Rule.String()), nil
+		}
+	}
 	if t.prompter == nil {
 		return false, "network access needs the user's approval and there is no user to ask; ran offline", nil
 	}

@@ -191,6 +191,24 @@ func (p *Permissions) Keep(keep []permission.Rule) (removed int, err error) {
 	return removed, err
 }
 
+// JSNetworkRule is the command a rule names to decide javascript_execute's
+// network access: `allow javascript_execute network` runs snippets online
+// without asking, `deny javascript_execute network` runs them offline.
+const JSNetworkRule = "javascript_execute network"
+
+// MCPRule is the command a rule names for an MCP tool: `allow mcp
+// server/tool`; `deny mcp server` refuses every tool of that server.
+func MCPRule(server, tool string) string { return "mcp " + server + "/" + tool }
+
+// DecideAction decides a non-shell action named like a command (JSNetworkRule,
+// MCPRule) with the same rules: Run, Refuse (with the rule) or Ask.
+func (p *Permissions) DecideAction(action string) permission.Decision {
+	if p == nil {
+		return permission.Decision{Verdict: permission.Ask}
+	}
+	return permission.Checker{Rules: p.All()}.Decide(action)
+}
+
 // Checker decides command lines in root against every rule.
 func (p *Permissions) Checker(root string) permission.Checker {
 	return permission.Checker{Root: root, Rules: p.All()}

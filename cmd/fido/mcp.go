@@ -10,6 +10,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/mcp"
 )
 
@@ -46,7 +47,7 @@ func mcpOptions(root string, getenv func(string) string) (mcp.Options, []string)
 }
 
 // newMCP builds the MCP manager and starts its servers (in the background).
-func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logger *log.Logger) *mcp.Manager {
+func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logger *log.Logger, rules *tools.Permissions) *mcp.Manager {
 	opts, problems := mcpOptions(root, getenv)
 	for _, p := range problems {
 		ui.Error("MCP configuration: " + p)
@@ -57,6 +58,7 @@ func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logg
 		Options:  opts,
 		Root:     root,
 		StateDir: stateDir,
+		Rules:    rules,
 		Logf:     logger.Printf,
 		Version:  versionString(),
 		Notify: func(msg string, warn bool) {

@@ -104,6 +104,8 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	if notice != "" {
 		ui.Notify("Fido: "+notice, agent.LevelWarn)
 	}
+	// One rule set decides commands, JS network access and MCP tools.
+	jsTool.WithPermissions(perms)
 	all = append(all, tools.NewBashTool(ws, ui).WithPermissions(perms), tools.NewAskUserTool(ui), jsTool)
 	all = append(all, lsp.Tools(ws)...)
 	registry, err = tools.NewRegistry(all...)
@@ -117,7 +119,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	if err := registry.Intercept("bash_exec", lsp.BashDiagnostics(ws)); err != nil {
 		return nil, err
 	}
-	servers := newMCP(ws.Root, stateDir, getenv, ui, logger)
+	servers := newMCP(ws.Root, stateDir, getenv, ui, logger, perms)
 	listing := tools.ListRoot(ws, 40)
 	names := registry.Names()
 	missing := ""

@@ -28,6 +28,10 @@ type Config struct {
 	Notify func(msg string, warn bool)
 	// OnState is called after any server changes state (statusline marker).
 	OnState func()
+	// Rules, when set, are the command rules approvals go through (one
+	// mechanism for every approval): `allow mcp server/tool`, `deny mcp
+	// server`; "Always" choices add such rules.
+	Rules *tools.Permissions
 	// Transport, when set, replaces every server's transport (tests).
 	Transport func(ServerConfig) sdk.Transport
 }
@@ -70,6 +74,7 @@ func New(cfg Config) *Manager {
 	}
 	m := &Manager{cfg: cfg}
 	m.approvals = newApprovals(cfg.StateDir, cfg.Options.AutoApprove)
+	m.approvals.rules = cfg.Rules
 	m.trust = &trustStore{dir: cfg.StateDir}
 	for _, sc := range cfg.Options.Servers {
 		m.servers = append(m.servers, newServer(m, sc))

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/permission"
 )
 
 func TestCatalogNamesOrderSchemasAndStableBytes(t *testing.T) {
@@ -426,4 +427,36 @@ func TestStateChangesAreReported(t *testing.T) {
 		defer mu.Unlock()
 		return len(seen) > 0 && len(seen[len(seen)-1]) == 1
 	}, 3*time.Second, 10*time.Millisecond)
+}
+
+// With the command rules wired, MCP approvals are rules: "Always this
+// session" adds `allow mcp t/lookup`, a workspace approval is saved in the
+// rules file, and `deny mcp t` refuses every tool of the server unasked.
+func TestApprovalsGoThroughTheCommandRules(t *testing.T) {
+	ts := newTestServer()
+	rules, notice := tools.OpenPermissions(filepath.Join(t.TempDir(), "permissions.json"),
+		[]permission.Rule{{Effect: permission.Deny, Command: "mcp t/write"}})
+	require.Empty(t, notice)
+	p := &fakePrompter{answers: []string{ApproveSession, ApproveWorkspace}}
+	n := &notes{}
+	m := New(Config{Options: Options{Servers: []ServerConfig{{Name: "t", Command: "unused", Source: SourceSetup}}},
+		Root: t.TempDir(), StateDir: t.TempDir(), Transport: ts.transport, Notify: n.add, Rules: rules,
+		Logf: func(f string, a ...any) { t.Logf(f, a...) }})
+	m.Start(p)
+	t.Cleanup(m.Close)
+	r := catalogRegistry(t, m)
+
+	res := invoke(t, r, mainInv, "mcp__t__write", `{"text":"x"}`)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, `deny mcp t/write`)
+	assert.Equal(t, 0, p.asked(), "a deny rule refuses without asking")
+
+	require.False(t, invoke(t, r, mainInv, "mcp__t__lookup", `{"text":"a"}`).IsError)
+	require.False(t, invoke(t, r, mainInv, "mcp__t__lookup", `{"text":"b"}`).IsError)
+	assert.Equal(t, 1, p.asked())
+	var got []string
+	for _, rule := range rules.All() {
+		got = append(got, rule.String()+" ("+string(rule.Origin)+")")
+	}
+	assert.Contains(t, got, "allow mcp t/lookup (session)")
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/permission"
 )
 
 // Files in the workspace's state directory (never in the workspace).
@@ -77,6 +78,9 @@ type approvals struct {
 	session   map[string]bool
 	workspace map[string]bool
 	path      string
+	// rules, when set, hold the session and workspace approvals (and any
+	// deny rule) as command rules; the older approvals file is still read.
+	rules *tools.Permissions
 }
 
 func newApprovals(dir string, auto []string) *approvals {
@@ -112,13 +116,31 @@ func (a *approvals) allowed(server, tool string) bool {
 	if a.autoApproved(server, tool) {
 		return true
 	}
+	if a.rules != nil && a.rules.DecideAction(tools.MCPRule(server, tool)).Verdict == permission.Run {
+		return true
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	k := approvalKey(server, tool)
 	return a.session[k] || a.workspace[k]
 }
 
+// refusedBy is the deny rule that refuses the tool, if any.
+func (a *approvals) refusedBy(server, tool string) *permission.Rule {
+	if a.rules == nil {
+		return nil
+	}
+	if d := a.rules.DecideAction(tools.MCPRule(server, tool)); d.Verdict == permission.Refuse {
+		return d.Rule
+	}
+	return nil
+}
+
 func (a *approvals) allowSession(server, tool string) {
+	if a.rules != nil {
+		_ = a.rules.Add(permission.Rule{Effect: permission.Allow, Command: tools.MCPRule(server, tool)}, permission.OriginSession)
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.session[approvalKey(server, tool)] = true
@@ -126,6 +148,9 @@ func (a *approvals) allowSession(server, tool string) {
 
 // allowWorkspace remembers the tool for this workspace (and this session).
 func (a *approvals) allowWorkspace(server, tool string) error {
+	if a.rules != nil {
+		return a.rules.Add(permission.Rule{Effect: permission.Allow, Command: tools.MCPRule(server, tool)}, permission.OriginWorkspace)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	k := approvalKey(server, tool)

@@ -112,6 +112,9 @@ func (t *Tool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessa
 // tool. Cancelling or dismissing counts as Deny.
 func (t *Tool) approve(ctx context.Context, args json.RawMessage) (tools.Result, bool) {
 	server := t.srv.cfg.Name
+	if r := t.m.approvals.refusedBy(server, t.remote); r != nil {
+		return declined("refused by rule: "+r.String(), fmt.Sprintf("the user's rule %q refuses this tool", r.String())), false
+	}
 	if t.m.approvals.allowed(server, t.remote) {
 		return tools.Result{}, true
 	}
