@@ -74,12 +74,8 @@ func StatusGroup(s Status) string {
 // nothing is truncated. A nil plan or one without items renders EmptyText.
 // Render is pure: the same plan and width give the same lines.
 func Render(p *Plan, width int) RenderedPlan {
-	if width < MinRenderWidth {
-		width = MinRenderWidth
-	}
-	r := &renderer{width: width}
-	if p == nil || len(p.Items) == 0 {
-		r.para("", "", seg(EmptyText, GroupMeta))
+	r, ok := startRender(p, width)
+	if !ok {
 		return r.out
 	}
 	done, total := p.Progress()
@@ -120,18 +116,25 @@ func Render(p *Plan, width int) RenderedPlan {
 	return r.out
 }
 
+// startRender makes a renderer for width (at least MinRenderWidth); ok is
+// false when the plan is empty and the renderer already holds EmptyText.
+func startRender(p *Plan, width int) (*renderer, bool) {
+	r := &renderer{width: max(width, MinRenderWidth)}
+	if p == nil || len(p.Items) == 0 {
+		r.para("", "", seg(EmptyText, GroupMeta))
+		return r, false
+	}
+	return r, true
+}
+
 // RenderCompact is the plan window's form while a turn runs, so it covers
 // little of the transcript: the header, each item in progress with its next
 // action (first: Lua keeps it in view), the blocked items, and one line saying
 // how to see the rest. Nothing is dropped from the plan itself; :FidoPlan
 // and an idle turn show Render's full form.
 func RenderCompact(p *Plan, width int) RenderedPlan {
-	if width < MinRenderWidth {
-		width = MinRenderWidth
-	}
-	r := &renderer{width: width}
-	if p == nil || len(p.Items) == 0 {
-		r.para("", "", seg(EmptyText, GroupMeta))
+	r, ok := startRender(p, width)
+	if !ok {
 		return r.out
 	}
 	done, total := p.Progress()
