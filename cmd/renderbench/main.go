@@ -277,7 +277,13 @@ return vim.api.nvim_buf_get_lines(b, -3, -1, false)`, &last); err != nil {
 				tail = n % lineEvery
 			}
 			want := strings.TrimSpace(strings.Repeat("word ", tail))
-			res.transcriptOK = idle > 0 || len(last) > 0 && strings.TrimSpace(last[len(last)-1]) == want
+			// The answer's last line, before the turn's cost line.
+			res.transcriptOK = idle > 0
+			for _, l := range last {
+				if strings.TrimSpace(l) == want {
+					res.transcriptOK = true
+				}
+			}
 			sort.Slice(res.lat, func(i, j int) bool { return res.lat[i] < res.lat[j] })
 			return res, nil
 		default:
