@@ -46,12 +46,6 @@ func highlights(hs []plan.Highlight) []Highlight {
 	return out
 }
 
-func init() {
-	planRenderer = func(p *plan.Plan, dims EditorDims, opts PlanOptions, visible, focus bool) any {
-		return PlanView(p, dims, visible, focus, opts)
-	}
-}
-
 // PlanView lays out the plan float for the editor and renders the plan (a
 // nil or empty plan renders the empty-state line) at the float's width with
 // plan.Render, so every item and every field is in Lines, wrapped. When the

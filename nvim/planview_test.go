@@ -112,10 +112,3 @@ func TestPlanViewEmptyAndFocus(t *testing.T) {
 	assert.False(t, hidden.Focus, "a hidden window cannot take focus")
 }
 
-// The renderer hook UI calls is PlanView.
-func TestPlanRendererHook(t *testing.T) {
-	require.NotNil(t, planRenderer)
-	dims := EditorDims{Columns: 120, Lines: 40, CmdHeight: 1}
-	got := planRenderer(samplePlan(), dims, PlanOptions{}, true, false)
-	assert.Equal(t, PlanView(samplePlan(), dims, true, false, PlanOptions{}), got)
-}

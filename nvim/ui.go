@@ -81,12 +81,6 @@ func usageStatus(u agent.Usage) UsageStatus {
 	return UsageStatus{Calls: u.Calls, Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Cost: u.Cost}
 }
 
-// planRenderer builds the plan float's payload (for require("fido.planwin").apply).
-// The plan view sets it from an init function in its own file; while it is
-// nil no plan payload is sent. UI calls it whenever the plan, its visibility,
-// the focus request or the editor size changed.
-var planRenderer func(p *plan.Plan, dims EditorDims, opts PlanOptions, visible, focus bool) any
-
 // UI implements agent.UI for Neovim. Every method records state and schedules
 // a flush; one flusher goroutine sends at most one batch per FlushInterval,
 // as one ExecLua call. Safe for use from any goroutine.
@@ -183,8 +177,10 @@ func (u *UI) take() *Batch {
 		b.PlanState = &PlanState{Plan: u.status.Plan}
 		u.planState = false
 	}
-	if u.planDirty && planRenderer != nil {
-		b.Plan = planRenderer(u.status.Plan, u.dims, u.planOptions, u.planVisible(), u.planFocus)
+	// The plan float's payload (require("fido.planwin").apply), whenever the
+	// plan, its visibility, the focus request or the editor size changed.
+	if u.planDirty {
+		b.Plan = PlanView(u.status.Plan, u.dims, u.planVisible(), u.planFocus, u.planOptions)
 		u.planFocus = false
 	}
 	u.planDirty = false
