@@ -111,4 +111,3 @@ func TestPlanViewEmptyAndFocus(t *testing.T) {
 	assert.False(t, hidden.Visible)
 	assert.False(t, hidden.Focus, "a hidden window cannot take focus")
 }
-
