@@ -129,6 +129,11 @@ func FitBudget(msgs []Message, budget int) ([]Message, BudgetReport, bool) {
 		out = append(head, rest...)
 		rep.DroppedTurns = drop
 	}
+	if rep.Elided == 0 && rep.DroppedTurns == 0 {
+		// Over budget, but nothing may be shrunk (only the newest turns):
+		// nothing changed, and the transcript is not told otherwise.
+		return msgs, rep, false
+	}
 	rep.After = EstimateTokens(out)
 	return out, rep, true
 }

@@ -759,6 +759,7 @@ func TestE2EContextBudgetFromModelList(t *testing.T) {
 		require.NoError(t, f.Command(fmt.Sprint("Fido read it ", i)))
 		f.waitRequests(t, 2*(i+1)+max(0, i-2))
 	}
+	f.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("read 3", 1, true) ~= nil`, 5*time.Second)
 	assert.Contains(t, f.transcript(t), "compacting it with a summary from the model first")
 	reqs := srv.Requests()
 	require.Len(t, reqs, 9)
