@@ -46,11 +46,14 @@ end
 
 --- Cancels the running turn and any subagent.
 function M.cancel()
-  -- Any open question's picker closes at once (counted as dismissed).
-  require("fido.questions").cancel_all()
+  -- The host hears of the cancel first (notifications arrive in order), so a
+  -- pending approval ends as cancelled, not as the dismissal that closing
+  -- its picker sends next.
   if require("fido.host").chan() then
     require("fido.host").notify("fido_cancel")
   end
+  -- Any open question's picker closes at once.
+  require("fido.questions").cancel_all()
 end
 
 --- :FidoPlan [arg]: "" shows and focuses the plan window, "clear" clears it.
