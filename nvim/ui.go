@@ -352,10 +352,9 @@ func (u *UI) Notify(msg string, level agent.Level) {
 	}
 }
 
-// MCPState pushes the MCP servers' state lines, the names of failed servers
-// and the prompt commands to Lua (:checkhealth fido, the statusline marker,
-// completion).
-func (u *UI) MCPState(lines, failed, commands []string) {
+// MCPState pushes the MCP servers' state lines and the names of failed
+// servers to Lua (:checkhealth fido, the statusline marker).
+func (u *UI) MCPState(lines, failed []string) {
 	if u.prompts == nil {
 		return
 	}
@@ -365,10 +364,7 @@ func (u *UI) MCPState(lines, failed, commands []string) {
 	if failed == nil {
 		failed = []string{}
 	}
-	if commands == nil {
-		commands = []string{}
-	}
-	go func() { _ = u.prompts.exec(`require("fido.mcp").set_state(...)`, lines, failed, commands) }()
+	go func() { _ = u.prompts.exec(`require("fido.mcp").set_state(...)`, lines, failed) }()
 }
 
 // Select implements agent.UI.

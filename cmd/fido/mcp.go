@@ -69,14 +69,9 @@ func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logg
 			ui.Notice(msg)
 		},
 		OnState: func() {
-			if st, ok := ui.(interface {
-				MCPState(lines, failed, commands []string)
-			}); ok && m != nil {
-				var commands []string
-				for _, p := range m.Prompts() {
-					commands = append(commands, p.Command())
-				}
-				st.MCPState(m.StatusLines(), m.Failed(), commands)
+			// Prompt commands reach completion through fido_commands.
+			if st, ok := ui.(interface{ MCPState(lines, failed []string) }); ok && m != nil {
+				st.MCPState(m.StatusLines(), m.Failed())
 			}
 		},
 	})

@@ -3,8 +3,8 @@
 local M = {}
 
 -- Pushed by the host: { servers = { "name (source): state …", … },
--- failed = { names }, commands = { "/mcp:<server>:<prompt>", … } }.
-M.state = { servers = {}, failed = {}, commands = {} }
+-- failed = { names } }. Prompt commands are completed through the host.
+M.state = { servers = {}, failed = {} }
 
 --- Adds a message to errs for each malformed server entry.
 function M.check_servers(servers, errs)
@@ -67,8 +67,8 @@ function M.config_json(mcp)
 end
 
 --- Called by the host when a server's state changes.
-function M.set_state(servers, failed, commands)
-  M.state = { servers = servers or {}, failed = failed or {}, commands = commands or {} }
+function M.set_state(servers, failed)
+  M.state = { servers = servers or {}, failed = failed or {} }
   pcall(vim.cmd, "redrawstatus!")
 end
 
