@@ -82,7 +82,7 @@ func TestE2EConversationSurvivesHostKill(t *testing.T) {
 	f1 := startFido(t, state, ws)
 	f1.srv.Enqueue(llmtest.Reply().ToolCall("call_js", "javascript_execute", `{"code":"while(true){}","timeout":20000}`, 2).Finish("tool_calls"))
 	require.NoError(t, f1.Command("Fido spin"))
-	f1.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("javascript_execute", 1, true) ~= nil`, 10*time.Second)
+	f1.waitTranscript(t, "javascript_execute", 10*time.Second)
 	var pid int
 	f1.Lua(t, &pid, `return vim.fn.jobpid(require("fido.host").chan())`)
 	require.Greater(t, pid, 0)
@@ -142,7 +142,7 @@ end`)
 
 	f.Lua(t, nil, `_G.want_pick = "Alpha work"`)
 	require.NoError(t, f.Command("Fido /sessions"))
-	f.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find('resumed "Alpha work"', 1, true) ~= nil`, 5*time.Second)
+	f.waitTranscript(t, "resumed \"Alpha work\"", 5*time.Second)
 	var labels []string
 	f.Lua(t, &labels, `return _G.picks[1].items`)
 	require.Len(t, labels, 2)
@@ -178,7 +178,7 @@ vim.ui.select = function(items, opts, cb)
   return orig(items, opts, cb)
 end`)
 	require.NoError(t, f.Command("FidoSessions delete"))
-	f.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find('deleted "topic B"', 1, true) ~= nil`, 5*time.Second)
+	f.waitTranscript(t, "deleted \"topic B\"", 5*time.Second)
 	assert.Equal(t, 2, count())
 }
 
@@ -193,7 +193,7 @@ func TestE2EMessageQueuedWhileWorking(t *testing.T) {
 	require.NoError(t, f.Command("Fido first"))
 	f.WaitFor(t, `require("fido").status().state ~= "idle"`, 5*time.Second)
 	require.NoError(t, f.Command("Fido also this"))
-	f.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("queued (1): also this", 1, true) ~= nil`, 5*time.Second)
+	f.waitTranscript(t, "queued (1): also this", 5*time.Second)
 	f.waitIdleAfter(t, 2)
 	reqs := f.srv.Requests()
 	require.Len(t, reqs, 2)

@@ -51,6 +51,15 @@ vim.notify = function(msg, level) table.insert(_G.fido_notes, { msg = msg, level
 	return &fido{Nvim: n, srv: srv}
 }
 
+// waitTranscript waits until the transcript holds text, and shows the
+// transcript when it does not in time. Extra arguments of f.WaitFor (Lua
+// expressions to show) follow the timeout.
+func (f *fido) waitTranscript(t *testing.T, text string, timeout time.Duration, show ...string) {
+	t.Helper()
+	expr := fmt.Sprintf(`vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find([==[%s]==], 1, true) ~= nil`, text)
+	f.WaitFor(t, expr, timeout, append(show, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)...)
+}
+
 func (f *fido) transcript(t *testing.T) string {
 	return strings.Join(f.Lines(t, "fido://transcript"), "\n")
 }
@@ -759,7 +768,7 @@ func TestE2EContextBudgetFromModelList(t *testing.T) {
 		require.NoError(t, f.Command(fmt.Sprint("Fido read it ", i)))
 		f.waitRequests(t, 2*(i+1)+max(0, i-2))
 	}
-	f.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("read 3", 1, true) ~= nil`, 5*time.Second)
+	f.waitTranscript(t, "read 3", 5*time.Second)
 	assert.Contains(t, f.transcript(t), "compacting it with a summary from the model first")
 	reqs := srv.Requests()
 	require.Len(t, reqs, 9)

@@ -93,7 +93,7 @@ local buf = vim.fn.bufnr("fido://permissions")
 vim.api.nvim_set_current_buf(buf)
 vim.cmd([[g/allow go test/d]])
 vim.cmd("write")`, nil))
-	f2.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("1 rule(s) removed", 1, true) ~= nil`, 5*time.Second)
+	f2.waitTranscript(t, "1 rule(s) removed", 5*time.Second)
 	f2.bashTurn(t, "c5", "go test ./...")
 	assert.Equal(t, 2, f2.askedCount(t), "without the rule Fido asks again")
 }

@@ -47,7 +47,7 @@ func TestE2EProjectInstructions(t *testing.T) {
 	f.waitIdleAfter(t, 3)
 	assert.Equal(t, sys, f.srv.Requests()[2].Get("messages.0.content").String())
 	require.NoError(t, f.Command("Fido /reload-instructions"))
-	f.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("cache prefix changes", 1, true) ~= nil`, 5*time.Second)
+	f.waitTranscript(t, "cache prefix changes", 5*time.Second)
 	require.NoError(t, f.Command("Fido fourth"))
 	f.waitIdleAfter(t, 4)
 	assert.Contains(t, f.srv.Requests()[3].Get("messages.0.content").String(), "PROJECT-MARKER-2")
@@ -122,7 +122,7 @@ func TestE2EModelSwitch(t *testing.T) {
 	f.WaitFor(t, `require("fido").status().context.limit == 30000`, 5*time.Second, `require("fido").status()`)
 	assert.Contains(t, f.transcript(t), "the provider's cache starts cold")
 	require.NoError(t, f.Command("Fido /model no/such-model"))
-	f.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "\n"):find("not in the endpoint's model list", 1, true) ~= nil`, 5*time.Second)
+	f.waitTranscript(t, "not in the endpoint's model list", 5*time.Second)
 	assert.True(t, f.Bool(t, `require("fido").status().model == "x/y"`), "the model stays")
 	var comp []string
 	f.Lua(t, &comp, `return vim.fn.getcompletion("Fido /model z", "cmdline")`)
