@@ -27,6 +27,9 @@ type Permissions struct {
 	config    []permission.Rule
 	workspace []permission.Rule
 	session   []permission.Rule
+	// seen is the workspace file as last read (size and time), so a
+	// decision re-reads it only after another process changed it.
+	seen fileStamp
 }
 
 type permissionsFile struct {
@@ -142,17 +145,29 @@ func appendRule(rs []permission.Rule, r permission.Rule) []permission.Rule {
 func (p *Permissions) All() []permission.Rule {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.path != "" {
-		_ = WithStateLock(p.path, func() error {
-			if rs, err := p.readLocked(); err == nil {
-				p.workspace = rs
-			}
-			return nil
-		})
-	}
+	p.refreshLocked()
 	out := append([]permission.Rule(nil), p.config...)
 	out = append(out, p.workspace...)
 	return append(out, p.session...)
+}
+
+// refreshLocked re-reads the workspace rules when the file changed since
+// they were read (another Neovim added one); p.mu is held.
+func (p *Permissions) refreshLocked() {
+	if p.path == "" {
+		return
+	}
+	st := stampOf(p.path) // list_files' change check
+	if st == p.seen {
+		return
+	}
+	_ = WithStateLock(p.path, func() error {
+		if rs, err := p.readLocked(); err == nil {
+			p.workspace = rs
+		}
+		p.seen = stampOf(p.path)
+		return nil
+	})
 }
 
 // Keep removes every session and workspace rule not in keep (the lines
