@@ -47,13 +47,16 @@ func liveSessions() map[int]bool {
 
 // KillProcesses ends, at once (SIGKILL), every process the host's bash_exec
 // commands started that still runs: their process groups, their sessions,
-// and processes that escaped both and came back to the host as its child
-// subreaper (sessions registered with OwnSession too). The host calls it when it exits: nothing it started outlives
-// it. It returns the number of processes killed.
+// and processes that escaped both (setsid, a daemon's double fork) — found
+// as descendants of a session's processes before the kill, or later as the
+// host's children when it is their subreaper. Sessions registered with
+// OwnSession are included. The host calls it when it exits: nothing it
+// started outlives it. It returns the number of processes killed.
 func KillProcesses() int {
 	all := liveSessions()
+	killed := killSessionTrees(all)
 	for sid := range all {
 		killGroupNow(sid)
 	}
-	return killStrays(all, 500*time.Millisecond)
+	return killed + killStrays(all, 500*time.Millisecond)
 }

@@ -148,3 +148,48 @@ func killStrays(ended map[int]bool, within time.Duration) int {
 	}
 	return len(killed)
 }
+
+// killSessionTrees sends SIGKILL to every live process in one of sessions
+// and to every descendant of such a process, wherever it went (setsid,
+// setpgid), from one snapshot of /proc taken before anything dies: killing
+// first would turn the members into zombies and re-parent the escaped ones
+// before they could be told apart. It returns the number of processes it
+// killed.
+func killSessionTrees(sessions map[int]bool) int {
+	if len(sessions) == 0 {
+		return 0
+	}
+	me := os.Getpid()
+	procs := readProcs()
+	children := map[int][]procEntry{}
+	for _, p := range procs {
+		children[p.ppid] = append(children[p.ppid], p)
+	}
+	seen := map[int]bool{}
+	var targets []int
+	var add func(p procEntry)
+	add = func(p procEntry) {
+		if seen[p.pid] || p.pid == me || p.pid <= 1 {
+			return
+		}
+		seen[p.pid] = true
+		if !p.zombie {
+			targets = append(targets, p.pid)
+		}
+		for _, c := range children[p.pid] {
+			add(c)
+		}
+	}
+	for _, p := range procs {
+		if sessions[p.sid] {
+			add(p)
+		}
+	}
+	n := 0
+	for _, pid := range targets {
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			n++
+		}
+	}
+	return n
+}

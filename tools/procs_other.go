@@ -15,3 +15,7 @@ func ProtectProcess() error { return nil }
 // killStrays needs /proc and a subreaper: elsewhere only the process groups
 // are ended.
 func killStrays(map[int]bool, time.Duration) int { return 0 }
+
+// killSessionTrees needs /proc: elsewhere the process groups are ended by
+// the caller.
+func killSessionTrees(map[int]bool) int { return 0 }
