@@ -174,10 +174,10 @@ local function float_buf()
     return state.float_buf
   end
   local buf = api.nvim_create_buf(false, true)
-  api.nvim_buf_set_option(buf, "buftype", "nofile")
-  api.nvim_buf_set_option(buf, "bufhidden", "hide")
-  api.nvim_buf_set_option(buf, "swapfile", false)
-  api.nvim_buf_set_option(buf, "filetype", "fidoactivity")
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = "fidoactivity"
   state.float_buf = buf
   return buf
 end
@@ -188,10 +188,10 @@ local function apply_float(p, tw)
     return
   end
   local buf = float_buf()
-  api.nvim_buf_set_option(buf, "modifiable", true)
+  vim.bo[buf].modifiable = true
   local width = math.max(1, api.nvim_win_get_width(tw))
   api.nvim_buf_set_lines(buf, 0, -1, false, { " " .. fit(p.text, width - 1) })
-  api.nvim_buf_set_option(buf, "modifiable", false)
+  vim.bo[buf].modifiable = false
   local config = {
     relative = "win",
     win = tw,
@@ -219,8 +219,9 @@ local function apply_float(p, tw)
     state.float = api.nvim_open_win(buf, false, config)
   end
   local g = group_of(p)
-  api.nvim_win_set_option(state.float, "winhighlight", "Normal:" .. g .. ",NormalFloat:" .. g .. ",EndOfBuffer:" .. g)
-  api.nvim_win_set_option(state.float, "wrap", false)
+  local wo = vim.wo[state.float]
+  wo.winhighlight = "Normal:" .. g .. ",NormalFloat:" .. g .. ",EndOfBuffer:" .. g
+  wo.wrap = false
 end
 
 local function render()

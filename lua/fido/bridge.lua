@@ -52,7 +52,7 @@ local function apply_transcript(ops)
       table.insert(follow, w)
     end
   end
-  api.nvim_buf_set_option(buf, "modifiable", true)
+  vim.bo[buf].modifiable = true
   local trim = nilify(ops.trim) or 0
   if trim > 0 then
     api.nvim_buf_clear_namespace(buf, ns, 0, trim)
@@ -73,7 +73,7 @@ local function apply_transcript(ops)
       mark(buf, from + i - 1, text, groups[i])
     end
   end
-  api.nvim_buf_set_option(buf, "modifiable", false)
+  vim.bo[buf].modifiable = false
   local last = api.nvim_buf_line_count(buf)
   for _, w in ipairs(follow) do
     if api.nvim_win_is_valid(w) then
@@ -242,7 +242,7 @@ end
 --- Whether a loaded buffer for path has unsaved changes.
 function M.modified(path)
   local b = loaded_buf(path)
-  return b ~= nil and api.nvim_buf_get_option(b, "modified")
+  return b ~= nil and vim.bo[b].modified
 end
 
 -- Re-reads an unmodified buffer from disk. Not :checktime: Neovim compares
@@ -294,7 +294,7 @@ end
 -- :checktime would miss a change within the second of the last read), else
 -- checked with :checktime without the W11 prompt.
 local function recheck(b, name, changed)
-  if api.nvim_buf_get_option(b, "modified") or vim.fn.filereadable(name) == 0 then
+  if vim.bo[b].modified or vim.fn.filereadable(name) == 0 then
     pcall(vim.cmd, "checktime " .. b)
   elseif changed or vim.fn.getfsize(name) ~= disk_size(b) then
     reload_clean(b)
@@ -313,7 +313,7 @@ function M.refresh_all()
   vim.schedule(function()
     for _, b in ipairs(api.nvim_list_bufs()) do
       local name = api.nvim_buf_get_name(b)
-      if api.nvim_buf_is_loaded(b) and api.nvim_buf_get_option(b, "buftype") == "" and name ~= "" then
+      if api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "" and name ~= "" then
         recheck(b, name, false)
       end
     end

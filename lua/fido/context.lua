@@ -14,7 +14,7 @@ local last_buf
 
 local function is_user_buf(buf)
   return vim.api.nvim_buf_is_valid(buf)
-    and vim.api.nvim_buf_get_option(buf, "buftype") == ""
+    and vim.bo[buf].buftype == ""
     and not vim.api.nvim_buf_get_name(buf):match("^fido://")
 end
 
@@ -86,8 +86,7 @@ expanders["@buffer"] = function()
     return "[@buffer: no file buffer is current]"
   end
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  local state = vim.api.nvim_buf_get_option(buf, "modified") and ", with unsaved changes: the file on disk differs"
-    or ""
+  local state = vim.bo[buf].modified and ", with unsaved changes: the file on disk differs" or ""
   return string.format(
     "[@buffer: %s, %d lines as in Neovim%s]\n```\n%s\n```",
     label(buf),

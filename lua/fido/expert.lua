@@ -62,15 +62,15 @@ function M.open(question, on_done)
   pcall(vim.fn.setreg, '"', question)
   pcall(vim.fn.setreg, "+", question)
   local buf = api.nvim_create_buf(false, true)
-  api.nvim_buf_set_option(buf, "buftype", "acwrite")
-  api.nvim_buf_set_option(buf, "bufhidden", "wipe")
-  api.nvim_buf_set_option(buf, "filetype", "markdown")
+  vim.bo[buf].buftype = "acwrite"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].filetype = "markdown"
   pcall(api.nvim_buf_set_name, buf, "fido://expert")
   local lines = { 'Question for a human expert (copied to the " and + registers):', "" }
   vim.list_extend(lines, vim.split(question, "\n", { plain = true }))
   vim.list_extend(lines, { "", SEPARATOR, "" })
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  api.nvim_buf_set_option(buf, "modified", false)
+  vim.bo[buf].modified = false
   local width = math.max(40, math.min(100, vim.o.columns - 4))
   local height = math.max(8, math.min(#lines + 10, vim.o.lines - 6))
   local win = api.nvim_open_win(buf, true, {
@@ -84,7 +84,7 @@ function M.open(question, on_done)
     zindex = 70,
     focusable = true,
   })
-  api.nvim_win_set_option(win, "wrap", true)
+  vim.wo[win].wrap = true
   state.buf, state.win, state.on_done = buf, win, on_done
   local opts = { buffer = buf, nowait = true, silent = true }
   vim.keymap.set("n", "<CR>", function()

@@ -18,13 +18,13 @@ end
 local function scratch(name, filetype)
   local existing = vim.fn.bufnr(name)
   local b = existing > 0 and existing or api.nvim_create_buf(false, true)
-  api.nvim_buf_set_option(b, "buftype", "nofile")
-  api.nvim_buf_set_option(b, "bufhidden", "hide")
-  api.nvim_buf_set_option(b, "swapfile", false)
+  vim.bo[b].buftype = "nofile"
+  vim.bo[b].bufhidden = "hide"
+  vim.bo[b].swapfile = false
   if existing <= 0 then
     api.nvim_buf_set_name(b, name)
   end
-  api.nvim_buf_set_option(b, "filetype", filetype)
+  vim.bo[b].filetype = filetype
   return b
 end
 
@@ -48,7 +48,7 @@ end
 function M.transcript_buf()
   if not valid_buf(state.tbuf) then
     state.tbuf = scratch("fido://transcript", "fido")
-    api.nvim_buf_set_option(state.tbuf, "modifiable", false)
+    vim.bo[state.tbuf].modifiable = false
     map(state.tbuf, "n", "<C-c>", function()
       require("fido").cancel()
     end, "Fido: cancel")
@@ -70,7 +70,7 @@ function M.input_buf()
     map(state.ibuf, { "n", "i" }, "<C-c>", function()
       require("fido").cancel()
     end, "Fido: cancel")
-    api.nvim_buf_set_option(state.ibuf, "omnifunc", "v:lua.require'fido.complete'.omnifunc")
+    vim.bo[state.ibuf].omnifunc = "v:lua.require'fido.complete'.omnifunc"
     map(state.ibuf, { "n", "i" }, "<C-o>", function()
       require("fido.mentions").pick()
     end, "Fido: mention a workspace file")
@@ -237,7 +237,7 @@ function M.open(enter)
     api.nvim_win_set_buf(twin, tbuf)
   end
   if cfg.layout == "left" or cfg.layout == "right" then
-    api.nvim_win_set_option(twin, "winfixwidth", true)
+    vim.wo[twin].winfixwidth = true
   end
   style_transcript(twin)
   if not iwin then

@@ -378,7 +378,7 @@ local function trim_hidden()
   local extra = #state.hidden - max_hidden
   for _, b in ipairs(state.hidden) do
     local visible = api.nvim_buf_is_valid(b) and #vim.fn.win_findbuf(b) > 0
-    if extra > 0 and api.nvim_buf_is_valid(b) and not visible and not api.nvim_buf_get_option(b, "modified") then
+    if extra > 0 and api.nvim_buf_is_valid(b) and not visible and not vim.bo[b].modified then
       pcall(api.nvim_buf_delete, b, { unload = true })
       extra = extra - 1
     elseif api.nvim_buf_is_valid(b) and api.nvim_buf_is_loaded(b) then
@@ -402,7 +402,9 @@ local function load(path)
   end
   local existed = vim.fn.bufnr(path) > 0
   b = vim.fn.bufadd(path)
-  pcall(api.nvim_buf_set_option, b, "swapfile", false)
+  pcall(function()
+    vim.bo[b].swapfile = false
+  end)
   local ok = pcall(vim.fn.bufload, b)
   if not ok or not api.nvim_buf_is_loaded(b) then
     return nil, false
@@ -416,7 +418,7 @@ end
 -- Gives back a buffer load() loaded when no language server came for it:
 -- wiped when load() created it, else unloaded again.
 local function release(b)
-  if not api.nvim_buf_is_valid(b) or #vim.fn.win_findbuf(b) > 0 or api.nvim_buf_get_option(b, "modified") then
+  if not api.nvim_buf_is_valid(b) or #vim.fn.win_findbuf(b) > 0 or vim.bo[b].modified then
     return
   end
   for i, h in ipairs(state.hidden) do
@@ -434,7 +436,7 @@ local function release(b)
 end
 
 local function filetype_of(buf)
-  local ft = api.nvim_buf_get_option(buf, "filetype")
+  local ft = vim.bo[buf].filetype
   if ft == "" then
     return "no filetype detected"
   end
@@ -904,7 +906,7 @@ local function diagnostics_query(chan, id, q, opts)
     local out = {}
     for _, b in ipairs(api.nvim_list_bufs()) do
       local name = api.nvim_buf_get_name(b)
-      if api.nvim_buf_is_loaded(b) and name ~= "" and api.nvim_buf_get_option(b, "buftype") == "" then
+      if api.nvim_buf_is_loaded(b) and name ~= "" and vim.bo[b].buftype == "" then
         for _, d in ipairs(diagnostics_of(b, name)) do
           table.insert(out, d)
         end
@@ -1038,12 +1040,7 @@ function M.watch(chan, id, paths)
     if paths == nil then
       for _, b in ipairs(api.nvim_list_bufs()) do
         local name = api.nvim_buf_get_name(b)
-        if
-          api.nvim_buf_is_loaded(b)
-          and name ~= ""
-          and api.nvim_buf_get_option(b, "buftype") == ""
-          and #clients_of(b, true) > 0
-        then
+        if api.nvim_buf_is_loaded(b) and name ~= "" and vim.bo[b].buftype == "" and #clients_of(b, true) > 0 then
           table.insert(w.files, { buf = b, path = name })
         end
       end

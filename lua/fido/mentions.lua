@@ -36,11 +36,11 @@ function M.range(buf, l1, l2)
     l1, l2 = l2, l1
   end
   local ref = l1 == l2 and string.format("%s:%d", path, l1) or string.format("%s:%d-%d", path, l1, l2)
-  if vim.api.nvim_buf_get_option(buf, "modified") then
+  if vim.bo[buf].modified then
     -- The model reads files from disk: give it the lines as the user sees them.
     local lines = vim.api.nvim_buf_get_lines(buf, l1 - 1, l2, false)
     local block = { string.format("%s as in the unsaved buffer (the file on disk differs):", ref) }
-    table.insert(block, "```" .. vim.api.nvim_buf_get_option(buf, "filetype"))
+    table.insert(block, "```" .. vim.bo[buf].filetype)
     vim.list_extend(block, lines)
     table.insert(block, "```")
     return table.concat(block, "\n") .. "\n"

@@ -11,10 +11,10 @@ local function buffer()
   end
   buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_name(buf, NAME)
-  vim.api.nvim_buf_set_option(buf, "buftype", "acwrite")
-  vim.api.nvim_buf_set_option(buf, "bufhidden", "hide")
-  vim.api.nvim_buf_set_option(buf, "swapfile", false)
-  vim.api.nvim_buf_set_option(buf, "filetype", "conf")
+  vim.bo[buf].buftype = "acwrite"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = "conf"
   vim.api.nvim_create_autocmd("BufWriteCmd", {
     buffer = buf,
     callback = function()
@@ -24,7 +24,7 @@ local function buffer()
         return
       end
       vim.rpcnotify(chan, "fido_permissions", vim.api.nvim_buf_get_lines(buf, 0, -1, false))
-      vim.api.nvim_buf_set_option(buf, "modified", false)
+      vim.bo[buf].modified = false
     end,
   })
   return buf
@@ -34,7 +34,7 @@ end
 function M.open(lines)
   local buf = buffer()
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.api.nvim_buf_set_option(buf, "modified", false)
+  vim.bo[buf].modified = false
   for _, w in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(w) == buf then
       return

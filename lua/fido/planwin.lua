@@ -58,11 +58,11 @@ local function ensure_buf()
     buf = api.nvim_create_buf(false, true)
     api.nvim_buf_set_name(buf, BUF_NAME)
   end
-  api.nvim_buf_set_option(buf, "buftype", "nofile")
-  api.nvim_buf_set_option(buf, "bufhidden", "hide")
-  api.nvim_buf_set_option(buf, "swapfile", false)
-  api.nvim_buf_set_option(buf, "filetype", "fidoplan")
-  api.nvim_buf_set_option(buf, "modifiable", false)
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = "fidoplan"
+  vim.bo[buf].modifiable = false
   for _, lhs in ipairs({ "q", "<Esc>" }) do
     vim.keymap.set("n", lhs, function()
       M.hide()
@@ -74,9 +74,9 @@ end
 
 -- Lines and highlight extmarks, replacing what was there.
 local function set_content(buf, lines, highlights)
-  api.nvim_buf_set_option(buf, "modifiable", true)
+  vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  api.nvim_buf_set_option(buf, "modifiable", false)
+  vim.bo[buf].modifiable = false
   api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   for _, h in ipairs(highlights) do
     local line = lines[h.line + 1]
@@ -219,16 +219,13 @@ function M.apply(payload)
     watch(state.win)
   end
   local win = state.win
-  api.nvim_win_set_option(
-    win,
-    "winhighlight",
-    "Normal:FidoPlanNormal,NormalFloat:FidoPlanNormal,FloatBorder:FidoPlanBorder"
-  )
-  api.nvim_win_set_option(win, "wrap", true)
-  api.nvim_win_set_option(win, "linebreak", true)
-  api.nvim_win_set_option(win, "scrolloff", 0)
-  api.nvim_win_set_option(win, "cursorline", false)
-  api.nvim_win_set_option(win, "foldenable", false)
+  local wo = vim.wo[win]
+  wo.winhighlight = "Normal:FidoPlanNormal,NormalFloat:FidoPlanNormal,FloatBorder:FidoPlanBorder"
+  wo.wrap = true
+  wo.linebreak = true
+  wo.scrolloff = 0
+  wo.cursorline = false
+  wo.foldenable = false
   if focus then
     api.nvim_set_current_win(win)
   elseif not inside then

@@ -147,17 +147,17 @@ end
 local function detail_buf(name, lines, filetype)
   local existing = vim.fn.bufnr(name)
   local b = existing > 0 and existing or api.nvim_create_buf(false, true)
-  api.nvim_buf_set_option(b, "buftype", "nofile")
-  api.nvim_buf_set_option(b, "bufhidden", "hide")
-  api.nvim_buf_set_option(b, "swapfile", false)
+  vim.bo[b].buftype = "nofile"
+  vim.bo[b].bufhidden = "hide"
+  vim.bo[b].swapfile = false
   if existing <= 0 then
     pcall(api.nvim_buf_set_name, b, name)
   end
-  api.nvim_buf_set_option(b, "modifiable", true)
+  vim.bo[b].modifiable = true
   api.nvim_buf_set_lines(b, 0, -1, false, lines)
-  api.nvim_buf_set_option(b, "modifiable", false)
+  vim.bo[b].modifiable = false
   if filetype and filetype ~= "" then
-    api.nvim_buf_set_option(b, "filetype", filetype)
+    vim.bo[b].filetype = filetype
   end
   return b
 end
@@ -201,15 +201,17 @@ local function show_preview(q)
     cfg.title = " " .. title .. " "
   elseif title ~= "" then
     -- No float titles before 0.9 (or one too wide): the first line says it.
-    api.nvim_buf_set_option(b, "modifiable", true)
+    vim.bo[b].modifiable = true
     api.nvim_buf_set_lines(b, 0, 0, false, { "# " .. title })
-    api.nvim_buf_set_option(b, "modifiable", false)
+    vim.bo[b].modifiable = false
     cfg.height = math.min(cfg.height + 1, #body + 1)
   end
   local ok, w = pcall(api.nvim_open_win, b, false, cfg)
   if ok then
     q.preview = w
-    pcall(api.nvim_win_set_option, w, "wrap", true)
+    pcall(function()
+      vim.wo[w].wrap = true
+    end)
   end
 end
 

@@ -39,9 +39,9 @@ function M.preview(title, diff)
     table.insert(lines, 1, "# " .. title)
     local buf = api.nvim_create_buf(false, true)
     api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-    api.nvim_buf_set_option(buf, "modifiable", false)
-    api.nvim_buf_set_option(buf, "bufhidden", "wipe")
-    api.nvim_buf_set_option(buf, "filetype", "diff")
+    vim.bo[buf].modifiable = false
+    vim.bo[buf].bufhidden = "wipe"
+    vim.bo[buf].filetype = "diff"
     local width = math.max(20, math.min(vim.o.columns - 4, 120))
     local height = math.max(3, math.min(#lines, vim.o.lines - vim.o.cmdheight - 8))
     local win = api.nvim_open_win(buf, false, {
@@ -54,7 +54,7 @@ function M.preview(title, diff)
       border = "rounded",
       zindex = 45,
     })
-    api.nvim_win_set_option(win, "wrap", false)
+    vim.wo[win].wrap = false
     preview.win, preview.buf = win, buf
     vim.cmd("redraw")
   end)
@@ -106,18 +106,18 @@ local function before_buf(f)
     buf = api.nvim_create_buf(false, true)
     api.nvim_buf_set_name(buf, name)
   end
-  api.nvim_buf_set_option(buf, "buftype", "nofile")
-  api.nvim_buf_set_option(buf, "bufhidden", "hide")
-  api.nvim_buf_set_option(buf, "swapfile", false)
-  api.nvim_buf_set_option(buf, "modifiable", true)
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, f.before)
-  api.nvim_buf_set_option(buf, "modifiable", false)
-  api.nvim_buf_set_option(buf, "modified", false)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
   local ok, ft = pcall(function()
     return vim.filetype and vim.filetype.match and vim.filetype.match({ filename = f.path })
   end)
   if ok and type(ft) == "string" and ft ~= "" then
-    api.nvim_buf_set_option(buf, "filetype", ft)
+    vim.bo[buf].filetype = ft
   end
   map(buf)
   return buf
@@ -125,7 +125,7 @@ end
 
 local function qf_win()
   for _, w in ipairs(api.nvim_tabpage_list_wins(review.tab)) do
-    if api.nvim_buf_get_option(api.nvim_win_get_buf(w), "buftype") == "quickfix" then
+    if vim.bo[api.nvim_win_get_buf(w)].buftype == "quickfix" then
       return w
     end
   end
