@@ -41,7 +41,7 @@ local st = {
 }
 if tw then st.width = vim.api.nvim_win_get_width(tw) end
 if st.winbar and tw then
-  st.bar = vim.api.nvim_win_get_option(tw, "winbar")
+  st.bar = vim.wo[tw].winbar
   local r = vim.api.nvim_eval_statusline(st.bar, { winid = tw, use_winbar = true, highlights = true })
   st.rendered = r.str
   for _, h in ipairs(r.highlights or {}) do table.insert(st.groups, h.group) end
@@ -105,7 +105,7 @@ func TestActivityBarDuringAndAfterARun(t *testing.T) {
 	n := nvimtest.Start(t, nvimtest.Options{})
 	n.Lua(t, nil, `vim.o.columns = 200; vim.o.lines = 40; require("fido.layout").open(true)`)
 	if n.Bool(t, `vim.fn.exists("+winbar") == 1`) {
-		n.Lua(t, nil, `vim.api.nvim_win_set_option(require("fido.layout").transcript_win(), "winbar", "prev bar")`)
+		n.Lua(t, nil, `vim.wo[require("fido.layout").transcript_win()].winbar = "prev bar"`)
 	}
 	before := readBarState(t, n)
 	require.NotZero(t, before.Transcript)

@@ -28,15 +28,22 @@ local config = { options = { disabled_filetypes = { statusline = {}, winbar = {}
 local prev = {}
 local timer
 local function disabled(kind, win)
-  local ft = vim.api.nvim_buf_get_option(vim.api.nvim_win_get_buf(win), "filetype")
+  local ft = vim.bo[vim.api.nvim_win_get_buf(win)].filetype
   return vim.tbl_contains(config.options.disabled_filetypes[kind] or {}, ft)
 end
+-- The window's own value, not the global one it falls back to (vim.wo[win]
+-- reads the local value on 0.7, the effective one from 0.10, where
+-- vim.wo[win][0] is the local one).
+local function local_value(win, kind)
+  if vim.fn.has("nvim-0.10") == 1 then return vim.wo[win][0][kind] end
+  return vim.wo[win][kind]
+end
 local function set(win, kind, val)
-  local cur = vim.api.nvim_win_get_option(win, kind)
+  local cur = local_value(win, kind)
   if cur == val then return end
   prev[win] = prev[win] or {}
   if not tostring(cur):find("lualine") then prev[win][kind] = cur end
-  vim.api.nvim_win_set_option(win, kind, val)
+  vim.wo[win][kind] = val
 end
 function M.refresh()
   for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do

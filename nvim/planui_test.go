@@ -113,7 +113,7 @@ func TestHostSubagentBar(t *testing.T) {
 		n.WaitFor(t, `(function(want)
   local tw = require("fido.layout").transcript_win()
   if require("fido.activity").uses_winbar() then
-    local wb = vim.api.nvim_win_get_option(tw, "winbar")
+    local wb = vim.wo[tw].winbar
     return vim.api.nvim_eval_statusline(wb, { winid = tw, use_winbar = true }).str:find(want, 1, true) ~= nil
   end
   local f = require("fido.activity").float()
@@ -127,5 +127,5 @@ end)(_G.fido_test_want)`, 5*time.Second)
 	ui.Subagent(nil)
 	n.WaitFor(t, `require("fido").status().subagent == nil`, 5*time.Second)
 	n.WaitFor(t, `require("fido.activity").float() == nil and (not require("fido.activity").uses_winbar()
-  or vim.api.nvim_win_get_option(require("fido.layout").transcript_win(), "winbar") == "")`, 5*time.Second)
+  or vim.wo[require("fido.layout").transcript_win()].winbar == "")`, 5*time.Second)
 }

@@ -32,7 +32,7 @@ func TestStatuslineKeepsStateAndModelByPriority(t *testing.T) {
 		var s string
 		n.Lua(t, &s, fmt.Sprintf(`local tw = require("fido.layout").transcript_win()
 vim.api.nvim_win_set_width(tw, %d)
-local stl = vim.api.nvim_win_get_option(tw, "statusline")
+local stl = vim.wo[tw].statusline
 return vim.api.nvim_eval_statusline(stl, { winid = tw, maxwidth = %d }).str`, width, width))
 		return s
 	}

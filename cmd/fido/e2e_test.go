@@ -142,7 +142,7 @@ func TestE2ETranscriptStatuslineIsLocal(t *testing.T) {
 		vim.api.nvim_buf_set_name(0, "scratch.txt")
 		local other = vim.api.nvim_get_current_win()
 		local function eval(w)
-			local s = vim.api.nvim_win_get_option(w, "statusline")
+			local s = vim.wo[w].statusline
 			return vim.api.nvim_eval_statusline(s, { winid = w, maxwidth = 300 }).str
 		end
 		return { eval(other), eval(tw) }`)
@@ -323,14 +323,14 @@ func TestE2EDelegateShowsSubagentBar(t *testing.T) {
 		local tw = require("fido.layout").transcript_win()
 		if not tw then return false end
 		if vim.fn.exists("+winbar") == 1 then
-			local wb = vim.api.nvim_win_get_option(tw, "winbar")
+			local wb = vim.wo[tw].winbar
 			return wb:find("SUBAGENT", 1, true) ~= nil and wb:find("%#FidoSubagent#", 1, true) ~= nil
 		end
 		local fw = require("fido.activity").float()
 		if not fw then return false end
 		local line = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(fw), 0, 1, false)[1] or ""
 		local cfg = vim.api.nvim_win_get_config(fw)
-		return line:find("SUBAGENT", 1, true) ~= nil and vim.api.nvim_win_get_option(fw, "winhighlight"):find("FidoSubagent", 1, true) ~= nil
+		return line:find("SUBAGENT", 1, true) ~= nil and vim.wo[fw].winhighlight:find("FidoSubagent", 1, true) ~= nil
 			and cfg.relative == "win" and cfg.win == tw and cfg.focusable == false
 	end)()`
 	f.WaitFor(t, running+` and require("fido").status().subagent ~= nil and require("fido").status().subagent.phase ~= "completed"`,
@@ -362,7 +362,7 @@ func TestE2EDelegateShowsSubagentBar(t *testing.T) {
 	f.Lua(t, &line, `local w = require("fido.layout").transcript_win()
 		vim.o.columns = 300
 		vim.api.nvim_win_set_width(w, 200) -- wide enough for every segment
-		return vim.api.nvim_eval_statusline(vim.api.nvim_win_get_option(w, "statusline"), { winid = w, maxwidth = 300 }).str`)
+		return vim.api.nvim_eval_statusline(vim.wo[w].statusline, { winid = w, maxwidth = 300 }).str`)
 	assert.Contains(t, line, "4 calls")
 	assert.Contains(t, line, "(sub 2 · $0.0050)", "subagent usage shown separately in the statusline")
 

@@ -294,7 +294,7 @@ func TestE2EFidoReviewAndRevert(t *testing.T) {
 	diffWins := `(function()
 		local n = 0
 		for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-			if vim.api.nvim_win_get_option(w, "diff") then n = n + 1 end
+			if vim.wo[w].diff then n = n + 1 end
 		end
 		return n == 2 end)()`
 	f.WaitFor(t, diffWins, 5*time.Second)
@@ -316,7 +316,7 @@ func TestE2EFidoReviewAndRevert(t *testing.T) {
 		return `(function()
 		local names = {}
 		for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-			if vim.api.nvim_win_get_option(w, "diff") then table.insert(names, vim.fn.fnamemodify(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)), ":t")) end
+			if vim.wo[w].diff then table.insert(names, vim.fn.fnamemodify(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)), ":t")) end
 		end
 		table.sort(names)
 		return #names == 2 and names[1] == "` + file + `" and names[2] == "` + file + `" end)()`
