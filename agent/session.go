@@ -99,6 +99,12 @@ type Session struct {
 	pending   []Message // synthetic messages queued while a turn runs
 	reasoning string
 	state     TurnState
+	// gen numbers the turns; a turn's events carry it, so the late end of
+	// a cancelled turn never moves the state of the turn after it.
+	gen int
+	// stateMu orders state changes with their SetState calls: the UI sees
+	// them in the order the reducer made them. Taken before mu.
+	stateMu sync.Mutex
 	total     Usage
 	sub       Usage
 	running   bool
@@ -300,6 +306,8 @@ func (s *Session) submitMessage(text string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.running, s.cancel, s.draft = true, cancel, text
+	s.gen++
+	gen := s.gen
 	s.applyAll = false
 	s.turn++
 	user := Message{Role: RoleUser, Content: text, Turn: s.turn, Time: now().UTC().Format(time.RFC3339)}
@@ -325,7 +333,7 @@ func (s *Session) submitMessage(text string) {
 	if clearBar {
 		s.ui.Subagent(nil)
 	}
-	go s.runTurn(ctx, cancel, text, user, notes, inv, msgs, reasoning, done, compact)
+	go s.runTurn(ctx, cancel, gen, text, user, notes, inv, msgs, reasoning, done, compact)
 }
 
 // messageBudget is the budget left for the messages once the tool catalog
@@ -338,16 +346,16 @@ func (s *Session) messageBudget() int {
 	return max(1, b-s.catalogTokens())
 }
 
-func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text string, user Message, notes []string, inv tools.Invocation, msgs []Message, reasoning string, done chan struct{}, compact bool) {
+func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, gen int, text string, user Message, notes []string, inv tools.Invocation, msgs []Message, reasoning string, done chan struct{}, compact bool) {
 	defer close(done)
 	defer cancel() // releases whatever still waits on the turn's context
 	startTotal, _ := s.Totals()
-	s.event(EvTurnStart)
+	s.event(gen, EvTurnStart)
 	if compact {
 		msgs = s.compactBeforeTurn(ctx, msgs)
 	}
 	s.ui.UserText(text)
-	obs := &sessionObserver{s: s, ctx: ctx}
+	obs := &sessionObserver{s: s, ctx: ctx, gen: gen}
 	loop := &Loop{
 		Provider: s.cfg.Provider, Registry: s.conversationTools(ctx), Model: s.cfg.Model, Reasoning: reasoning,
 		MaxIterations: s.cfg.MaxIterations,
@@ -407,16 +415,16 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, text s
 	case err == nil:
 		endTotal, _ := s.Totals()
 		s.ui.Notice(turnCost(startTotal, endTotal))
-		s.event(EvDone)
+		s.event(gen, EvDone)
 	case cancelled:
 		// Cancel already restored the draft and went idle.
-		s.event(EvCancel)
+		s.event(gen, EvCancel)
 	default:
 		s.ui.Error(DescribeError(err))
 		if !progressed {
 			s.ui.RestoreDraft(text)
 		}
-		s.event(EvError)
+		s.event(gen, EvError)
 	}
 }
 
@@ -443,7 +451,7 @@ func (s *Session) submitAfter(prev chan struct{}, text string) {
 // "cancelled" and drops its late result.
 func (s *Session) Cancel() {
 	s.mu.Lock()
-	cancel, draft, running := s.cancel, s.draft, s.running && !s.cancelled
+	cancel, draft, running, gen := s.cancel, s.draft, s.running && !s.cancelled, s.gen
 	if running {
 		s.cancelled = true
 	}
@@ -460,7 +468,7 @@ func (s *Session) Cancel() {
 	if back := strings.Join(append([]string{draft}, queued...), "\n\n"); strings.TrimSpace(back) != "" {
 		s.ui.RestoreDraft(strings.TrimSpace(back))
 	}
-	s.event(EvCancel)
+	s.event(gen, EvCancel)
 }
 
 // Close cancels any turn and releases the saved conversation; later
@@ -538,8 +546,31 @@ func (s *Session) ClearPlan() {
 	s.ui.Notice("plan cleared")
 }
 
-func (s *Session) event(ev TurnEvent) {
+// setState puts turn gen in state st (a compaction, which has no model
+// stream to drive the reducer); nothing happens when another turn began.
+func (s *Session) setState(gen int, st TurnState) {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
 	s.mu.Lock()
+	if gen != s.gen {
+		s.mu.Unlock()
+		return
+	}
+	s.state = st
+	s.mu.Unlock()
+	s.ui.SetState(st)
+}
+
+// event moves the state of turn gen; an event of an earlier turn (a
+// cancelled turn finishing after the next one started) changes nothing.
+func (s *Session) event(gen int, ev TurnEvent) {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	s.mu.Lock()
+	if gen != s.gen {
+		s.mu.Unlock()
+		return
+	}
 	old := s.state
 	s.state = Reduce(old, ev)
 	now := s.state
@@ -568,11 +599,12 @@ func DescribeError(err error) string {
 type sessionObserver struct {
 	s   *Session
 	ctx context.Context
+	gen int
 }
 
 func (o *sessionObserver) ModelCall(iteration int) {
 	if iteration > 1 {
-		o.s.event(EvRequest)
+		o.s.event(o.gen, EvRequest)
 	}
 }
 
@@ -583,19 +615,19 @@ func (o *sessionObserver) Delta(d Delta) {
 	switch d.Kind {
 	case DeltaReasoning:
 		o.s.ui.Reasoning(d.Text)
-		o.s.event(EvReasoning)
+		o.s.event(o.gen, EvReasoning)
 	case DeltaContent:
 		o.s.ui.Content(d.Text)
-		o.s.event(EvContent)
+		o.s.event(o.gen, EvContent)
 	case DeltaToolCall:
-		o.s.event(EvToolCall)
+		o.s.event(o.gen, EvToolCall)
 	case DeltaStatus:
 		o.s.ui.Notice(d.Text)
 	}
 }
 
 func (o *sessionObserver) ToolCall(call ToolCall, summary string) {
-	o.s.event(EvToolCall)
+	o.s.event(o.gen, EvToolCall)
 	o.s.ui.ToolCall(call.ID, call.Name, summary)
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -379,4 +380,75 @@ func TestRecallRefusesMalformedSnapshots(t *testing.T) {
 	waitIdle(t, s)
 	require.Len(t, p.reqs(), 1)
 	require.NoError(t, ValidateHistory(p.reqs()[0].Messages), "the provider only ever gets a valid history")
+}
+
+// holdInfoUI blocks the first Info call after arm() until release: the
+// window in which a cancelled turn has let go of the session but has not
+// yet reported its end.
+type holdInfoUI struct {
+	*recUI
+	mu      sync.Mutex
+	armed   bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (u *holdInfoUI) arm() {
+	u.mu.Lock()
+	u.armed, u.entered, u.release = true, make(chan struct{}), make(chan struct{})
+	u.mu.Unlock()
+}
+
+func (u *holdInfoUI) Info(i SessionInfo) {
+	u.mu.Lock()
+	hold := u.armed
+	u.armed = false
+	entered, release := u.entered, u.release
+	u.mu.Unlock()
+	if hold {
+		close(entered)
+		<-release
+	}
+	u.recUI.Info(i)
+}
+
+// A message sent while a cancelled turn is still unwinding starts its own
+// turn; the late end of the cancelled one must not put the new turn's
+// state back to idle (the statusline and the plan float's compact form
+// follow the state).
+func TestLateEndOfACancelledTurnKeepsTheNextTurnsState(t *testing.T) {
+	p := &scriptProvider{block: true}
+	p.add(scriptReply{deltas: []Delta{{Kind: DeltaReasoning, Text: "thinking"}}})
+	p.add(scriptReply{deltas: []Delta{{Kind: DeltaContent, Text: "again"}}})
+	ui := &holdInfoUI{recUI: &recUI{}}
+	s, err := NewSession(SessionConfig{Provider: p, UI: ui, Model: "test/model",
+		SystemPrompt: func() string { return BuildSystemPrompt(PromptInput{Root: "/w", Listing: "a.go\n"}) }})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+
+	s.Submit("one")
+	require.Eventually(t, func() bool { return ui.lastState() == StateThinking }, 2*time.Second, 5*time.Millisecond)
+	ui.arm()
+	s.mu.Lock()
+	first := s.done
+	s.mu.Unlock()
+	s.Cancel()
+	select {
+	case <-ui.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled turn did not reach its end")
+	}
+	s.Submit("two")
+	require.Eventually(t, func() bool { return ui.lastState() == StateStreaming }, 2*time.Second, 5*time.Millisecond)
+	close(ui.release)
+	select {
+	case <-first:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled turn did not finish")
+	}
+	assert.Equal(t, StateStreaming, ui.lastState(), "the second turn still streams")
+	assert.True(t, s.Busy())
+	s.Cancel()
+	waitIdle(t, s)
+	assert.Equal(t, StateIdle, ui.lastState())
 }

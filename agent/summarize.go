@@ -93,8 +93,10 @@ func (s *Session) compactNow(instructions string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	s.running, s.cancel, s.draft, s.done = true, cancel, "", done
+	s.gen++
+	gen := s.gen
 	s.mu.Unlock()
-	s.ui.SetState(StateThinking)
+	s.setState(gen, StateThinking)
 	s.ui.Notice("compacting: asking the model for a summary of the conversation…")
 	err := s.compactWith(ctx, msgs, instructions)
 	s.mu.Lock()
@@ -104,7 +106,7 @@ func (s *Session) compactNow(instructions string) {
 	s.mu.Unlock()
 	cancel()
 	close(done)
-	s.ui.SetState(StateIdle)
+	s.setState(gen, StateIdle)
 	if err != nil {
 		if ctx.Err() != nil {
 			s.ui.Notice("compaction cancelled; the conversation is unchanged")
