@@ -7,4 +7,13 @@
 // It imports nothing else of Fido's but its subpackages; confined (files
 // opened, read and written only inside one directory tree, never blocking)
 // is what the sandbox, the walker and the state files build on.
+//
+// A tool's argument contract has one source (contract.go): its params struct,
+// from which github.com/google/jsonschema-go generates the schema (properties
+// in field order, required = fields without omitempty, descriptions from
+// `jsonschema` tags), bounds given as the tool's Go constants, and its .md
+// description, a text/template over the same constants. Every Contract is
+// built once at start-up, so the catalog is the same bytes in every run;
+// CheckContract, run over the real registry by cmd/fido's tests, fails when
+// a schema, a description and a struct disagree.
 package tools

@@ -83,3 +83,18 @@ func TestCatalogGolden(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(want), pretty.String(), "the catalog changed; check the diff and rerun with -update")
 }
+
+// Every tool the host advertises takes its schema and description from its
+// params struct and its constants, and they agree (tools.CheckContract): the
+// struct's fields are the schema's properties with their JSON types and
+// required-ness, every limit a description states is rendered from the
+// constant the schema bounds with, and no template text is left.
+func TestBuiltinToolContracts(t *testing.T) {
+	reg := builtinRegistry(t)
+	require.GreaterOrEqual(t, len(reg.Tools()), 20, "the whole built-in catalog")
+	for _, tool := range reg.Tools() {
+		t.Run(tool.Name(), func(t *testing.T) {
+			assert.NoError(t, tools.CheckContract(tool))
+		})
+	}
+}
