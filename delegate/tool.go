@@ -46,11 +46,9 @@ type Args struct {
 	TimeoutMS      int64  `json:"timeout_ms,omitempty" jsonschema:"Time limit in milliseconds; clamped to the configured maximum."`
 }
 
-var contract = tools.MustContract[Args](descriptionTemplate, nil,
+var contract = tools.NewContract[Args](descriptionTemplate, nil,
 	tools.Enum("mode", "read_only"), tools.Enum("output_contract", "findings"),
 	tools.Minimum("timeout_ms", int(minTimeout/time.Millisecond)))
-
-var description = contract.Description()
 
 // Config is what the delegate tool needs from the composition root.
 type Config struct {
@@ -130,7 +128,7 @@ func randomID() string {
 }
 
 func (t *Tool) Name() string                { return Name }
-func (t *Tool) Description() string         { return description }
+func (t *Tool) Description() string         { return contract.Description() }
 func (t *Tool) Parameters() json.RawMessage { return contract.Parameters() }
 func (t *Tool) Access() tools.Access        { return tools.Delegation }
 

@@ -18,7 +18,7 @@ var updatePlanTemplate string
 
 // updatePlanContract is the update_plan schema, generated from UpdateArgs
 // and Item, and its description, both stating the bounds of normalize.go.
-var updatePlanContract = tools.MustContract[UpdateArgs](strings.TrimSpace(updatePlanTemplate), tools.Vars{
+var updatePlanContract = tools.NewContract[UpdateArgs](strings.TrimSpace(updatePlanTemplate), tools.Vars{
 	"MaxItems": MaxItems, "MaxIDLen": MaxIDLen, "IDPattern": idPattern.String(), "MaxReasonLen": MaxReasonLen,
 	"MaxTitleLen": MaxTitleLen, "MaxDetailsLen": MaxDetailsLen, "MaxNextActionLen": MaxNextActionLen,
 	"MaxEvidence": MaxEvidence, "MaxEvidenceLen": MaxEvidenceLen,

@@ -32,12 +32,10 @@ type askExpertParams struct {
 	Question string `json:"question" jsonschema:"A self-contained question for a human expert (at most {{.MaxQuestion}} characters)."`
 }
 
-var askExpertContract = MustContract[askExpertParams](strings.TrimSpace(askExpertTemplate), Vars{"MaxQuestion": MaxExpertQuestion})
-
-var askExpertDescription = askExpertContract.Description()
+var askExpertContract = NewContract[askExpertParams](strings.TrimSpace(askExpertTemplate), Vars{"MaxQuestion": MaxExpertQuestion})
 
 func (t *AskExpertTool) Name() string        { return "ask_an_expert" }
-func (t *AskExpertTool) Description() string { return strings.TrimSpace(askExpertDescription) }
+func (t *AskExpertTool) Description() string { return askExpertContract.Description() }
 func (t *AskExpertTool) Access() Access      { return ParentOnly }
 func (t *AskExpertTool) Parameters() json.RawMessage {
 	return askExpertContract.Parameters()

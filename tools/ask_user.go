@@ -29,10 +29,8 @@ type askUserParams struct {
 	Choices  []string `json:"choices,omitempty" jsonschema:"Up to {{.MaxChoices}} distinct suggested answers. The user can always type something else."`
 }
 
-var askUserContract = MustContract[askUserParams](askUserTemplate, Vars{"MaxChoices": askMaxChoices, "SomethingElse": AskSomethingElse},
+var askUserContract = NewContract[askUserParams](askUserTemplate, Vars{"MaxChoices": askMaxChoices, "SomethingElse": AskSomethingElse},
 	MaxItems("choices", askMaxChoices))
-
-var askUserDescription = askUserContract.Description()
 
 // askAnswer is the model-facing result; Choice is null for free text or no answer.
 type askAnswer struct {
@@ -42,7 +40,7 @@ type askAnswer struct {
 }
 
 func (t *AskUserTool) Name() string        { return "ask_user" }
-func (t *AskUserTool) Description() string { return askUserDescription }
+func (t *AskUserTool) Description() string { return askUserContract.Description() }
 func (t *AskUserTool) Access() Access      { return ParentOnly }
 func (t *AskUserTool) Parameters() json.RawMessage {
 	return askUserContract.Parameters()

@@ -84,14 +84,12 @@ type bashParams struct {
 	Timeout *int   `json:"timeout,omitempty" jsonschema:"Seconds before the command and all its child processes are killed. Default {{.DefaultTimeout}}."`
 }
 
-var bashContract = MustContract[bashParams](bashExecTemplate, Vars{
+var bashContract = NewContract[bashParams](bashExecTemplate, Vars{
 	"DefaultTimeout": bashDefaultTimeout, "MaxTimeout": bashMaxTimeout, "HeadBytes": bashHeadBytes, "TailBytes": bashTailBytes, "KeptBytes": bashHeadBytes + bashTailBytes,
 }, Minimum("timeout", 1), Maximum("timeout", bashMaxTimeout))
 
-var bashExecDescription = bashContract.Description()
-
 func (t *BashTool) Name() string        { return "bash_exec" }
-func (t *BashTool) Description() string { return bashExecDescription }
+func (t *BashTool) Description() string { return bashContract.Description() }
 func (t *BashTool) Access() Access      { return Mutating }
 func (t *BashTool) Parameters() json.RawMessage {
 	return bashContract.Parameters()

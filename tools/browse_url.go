@@ -29,11 +29,9 @@ type browseURLParams struct {
 	Query string          `json:"query,omitempty" jsonschema:"Optional: what you are looking for; each page then returns only its {{.Chunks}} most relevant passages instead of the whole page."`
 }
 
-var browseURLContract = MustContract[browseURLParams](browseURLTemplate, Vars{
+var browseURLContract = NewContract[browseURLParams](browseURLTemplate, Vars{
 	"MaxURLs": browseMaxURLs, "MaxQuery": browseMaxQuery, "Chunks": browseChunks, "MaxPageChars": browseMaxPageChars,
 }, ArrayOf("urls", "string"), MinItems("urls", 1), MaxItems("urls", browseMaxURLs), MaxLength("query", browseMaxQuery))
-
-var browseURLDescription = browseURLContract.Description()
 
 // tavilyExtractRequest is the POST /extract body. The key travels only in the
 // Authorization header.
@@ -74,7 +72,7 @@ type browseResult struct {
 }
 
 func (t *BrowseURLTool) Name() string        { return "browse_url" }
-func (t *BrowseURLTool) Description() string { return browseURLDescription }
+func (t *BrowseURLTool) Description() string { return browseURLContract.Description() }
 
 // Access is ReadOnly: the tool changes nothing locally, so subagents may use
 // it; without a key it simply fails.

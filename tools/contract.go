@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -19,8 +20,17 @@ import (
 // enforces, given as its Go constants, and the description, a text/template
 // over the same constants. A limit changed in code thus changes the schema
 // and every text that states it; CheckContract verifies that they agree.
+//
+// A contract is built on first use (NewRegistry), once, so processes that
+// never list tools (the JavaScript worker) do not pay for it.
 type Contract struct {
-	params      reflect.Type
+	params   reflect.Type
+	template string
+	vars     Vars
+	bounds   []Bound
+
+	once        sync.Once
+	err         error
 	schema      json.RawMessage
 	description string
 	// sources are the templates as written (the description and each
@@ -134,64 +144,77 @@ func ArrayOf(path, itemType string) Bound {
 	}}
 }
 
-// MustContract builds the contract of the tool whose arguments decode into
-// P. description is the tool description's template; vars are the values
-// its templates and P's `jsonschema` tags state; bounds add the keywords Go
-// types cannot say. It panics, like regexp.MustCompile, when the inputs do
-// not fit together (a bound on a missing property, a template naming a
-// missing value): they are constants, so this is a programming error seen
-// by every test of the package.
-func MustContract[P any](description string, vars Vars, bounds ...Bound) *Contract {
-	c, err := newContract(reflect.TypeFor[P](), description, vars, bounds)
-	if err != nil {
-		panic(fmt.Sprintf("tools: contract of %s: %v", reflect.TypeFor[P](), err))
-	}
-	return c
+// NewContract is the contract of the tool whose arguments decode into P.
+// description is the tool description's template; vars are the values its
+// templates and P's `jsonschema` tags state; bounds add the keywords Go
+// types cannot say. Inputs that do not fit together (a bound on a missing
+// property, a template naming a missing value) are a programming error that
+// Err reports and NewRegistry refuses.
+func NewContract[P any](description string, vars Vars, bounds ...Bound) *Contract {
+	return &Contract{params: reflect.TypeFor[P](), template: description, vars: vars, bounds: bounds}
 }
 
-func newContract(params reflect.Type, description string, vars Vars, bounds []Bound) (*Contract, error) {
-	if params.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("params must be a struct, not %s", params.Kind())
+// Parameters is the JSON schema of the arguments: the same bytes on every
+// call (nil when Err is set).
+func (c *Contract) Parameters() json.RawMessage {
+	c.once.Do(c.build)
+	return c.schema
+}
+
+// Description is the rendered tool description ("" when Err is set).
+func (c *Contract) Description() string {
+	c.once.Do(c.build)
+	return c.description
+}
+
+// Err says why the contract could not be built, if it could not.
+func (c *Contract) Err() error {
+	c.once.Do(c.build)
+	return c.err
+}
+
+func (c *Contract) build() {
+	if err := c.generate(); err != nil {
+		c.err = fmt.Errorf("contract of %s: %w", c.params, err)
+		c.schema, c.description, c.sources = nil, "", nil
 	}
-	s, err := jsonschema.ForType(params, nil)
+}
+
+func (c *Contract) generate() error {
+	if c.params.Kind() != reflect.Struct {
+		return fmt.Errorf("params must be a struct, not %s", c.params.Kind())
+	}
+	s, err := jsonschema.ForType(c.params, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	walkSchema(s, "", func(_ string, s *jsonschema.Schema) { dropNull(s) })
-	for _, b := range bounds {
+	for _, b := range c.bounds {
 		p := lookupProperty(s, b.path)
 		if p == nil {
-			return nil, fmt.Errorf("%s: no property %q", b.keyword, b.path)
+			return fmt.Errorf("%s: no property %q", b.keyword, b.path)
 		}
 		if err := b.apply(p); err != nil {
-			return nil, fmt.Errorf("%s: %w", b.path, err)
+			return fmt.Errorf("%s: %w", b.path, err)
 		}
 	}
-	c := &Contract{params: params, sources: []templateSource{{"description", description}}}
-	if c.description, err = render("description", description, vars); err != nil {
-		return nil, err
+	c.sources = []templateSource{{"description", c.template}}
+	if c.description, err = render("description", c.template, c.vars); err != nil {
+		return err
 	}
 	walkSchema(s, "", func(path string, p *jsonschema.Schema) {
 		if err != nil || p.Description == "" {
 			return
 		}
 		c.sources = append(c.sources, templateSource{"property " + path, p.Description})
-		p.Description, err = render("property "+path, p.Description, vars)
+		p.Description, err = render("property "+path, p.Description, c.vars)
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if c.schema, err = json.Marshal(s); err != nil {
-		return nil, err
-	}
-	return c, nil
+	c.schema, err = json.Marshal(s)
+	return err
 }
-
-// Parameters is the JSON schema of the arguments: the same bytes on every call.
-func (c *Contract) Parameters() json.RawMessage { return c.schema }
-
-// Description is the rendered tool description.
-func (c *Contract) Description() string { return c.description }
 
 // dropNull advertises a slice or pointer field as its element type: the
 // library allows null for them (Go decodes null into either), but null is

@@ -29,6 +29,9 @@ func CheckContract(t Tool) error {
 		return fmt.Errorf("%s: no Contract: its schema and description are not generated from its params struct", t.Name())
 	}
 	c := ct.Contract()
+	if err := c.Err(); err != nil {
+		return fmt.Errorf("%s: %w", t.Name(), err)
+	}
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	var advertised bytes.Buffer

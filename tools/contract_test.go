@@ -41,7 +41,7 @@ func sampleBounds() []Bound {
 // order, required = fields without omitempty, no null for pointers and
 // slices, nested structs closed too, templates rendered with the vars.
 func TestContractSchemaFromStruct(t *testing.T) {
-	c := MustContract[sampleParams](sampleTemplate, sampleVars, sampleBounds()...)
+	c := NewContract[sampleParams](sampleTemplate, sampleVars, sampleBounds()...)
 	want := `{"type":"object","properties":{` +
 		`"path":{"type":"string","description":"File relative to the workspace root."},` +
 		`"limit":{"type":"integer","description":"Most lines. Default 50.","minimum":1,"maximum":500},` +
@@ -56,12 +56,14 @@ func TestContractSchemaFromStruct(t *testing.T) {
 	assert.Equal(t, want, string(c.Parameters()))
 	assert.Equal(t, "Sample.\n\n- `path`: a file.\n- `limit` (default 50, at most 500): lines; up to 256 KiB within 300 ms.\n- `items`: at most 8, each `state` one of open or shut.\n", c.Description())
 	for range 20 {
-		again := MustContract[sampleParams](sampleTemplate, sampleVars, sampleBounds()...)
+		again := NewContract[sampleParams](sampleTemplate, sampleVars, sampleBounds()...)
 		require.Equal(t, string(c.Parameters()), string(again.Parameters()), "the same bytes every time")
 	}
 }
 
-func TestMustContractRefusesWhatDoesNotFit(t *testing.T) {
+// Inputs that do not fit together are an error of the contract, and a
+// registry refuses a tool whose contract has one.
+func TestNewContractReportsWhatDoesNotFit(t *testing.T) {
 	tests := []struct {
 		name, template, want string
 		bounds               []Bound
@@ -78,13 +80,17 @@ func TestMustContractRefusesWhatDoesNotFit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			defer func() {
-				r := recover()
-				require.NotNil(t, r, "MustContract must panic")
-				assert.Contains(t, r, tt.want)
-				assert.Contains(t, r, "tools.sampleParams")
-			}()
-			MustContract[sampleParams](tt.template, sampleVars, tt.bounds...)
+			c := NewContract[sampleParams](tt.template, sampleVars, tt.bounds...)
+			err := c.Err()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Contains(t, err.Error(), "contract of tools.sampleParams")
+			assert.Nil(t, c.Parameters())
+			assert.Empty(t, c.Description())
+			_, err = NewRegistry(contractTool{contract: c})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "tools: sample: contract of tools.sampleParams")
+			assert.Contains(t, CheckContract(contractTool{contract: c}).Error(), tt.want)
 		})
 	}
 }
@@ -117,7 +123,7 @@ func (t contractTool) Run(context.Context, Invocation, json.RawMessage) (Result,
 
 // CheckContract passes a consistent tool and names each disagreement.
 func TestCheckContract(t *testing.T) {
-	good := MustContract[sampleParams](sampleTemplate, sampleVars, sampleBounds()...)
+	good := NewContract[sampleParams](sampleTemplate, sampleVars, sampleBounds()...)
 	require.NoError(t, CheckContract(contractTool{contract: good}))
 	other := "hand-written"
 	vars := func(k string, v any) Vars {
@@ -136,25 +142,25 @@ func TestCheckContract(t *testing.T) {
 		{"no contract", namedTool{"plain"}, "plain: no Contract"},
 		{"hand-written parameters", contractTool{contract: good, params: json.RawMessage(`{"type":"object"}`)}, "Parameters() is not the contract's schema"},
 		{"other description", contractTool{contract: good, desc: &other}, "Description() is not the contract's description"},
-		{"literal limit in the description", contractTool{contract: MustContract[sampleParams](
+		{"literal limit in the description", contractTool{contract: NewContract[sampleParams](
 			"- `limit` (default {{.DefaultLimit}}, at most 500)", sampleVars, sampleBounds()...)},
 			`description: "at most 500" is written as a literal`},
-		{"literal limit in a tag", contractTool{contract: MustContract[struct {
+		{"literal limit in a tag", contractTool{contract: NewContract[struct {
 			N int `json:"n" jsonschema:"Default 7."`
 		}]("x", nil)}, `property n: "Default 7" is written as a literal`},
-		{"description's limit is not the bound", contractTool{contract: MustContract[sampleParams](
+		{"description's limit is not the bound", contractTool{contract: NewContract[sampleParams](
 			sampleTemplate, vars("MaxLimit", 400), sampleBounds()...)},
 			`description of limit states "at most 400", the schema's bound is 500`},
-		{"property's limit is not the bound", contractTool{contract: MustContract[sampleParams](
+		{"property's limit is not the bound", contractTool{contract: NewContract[sampleParams](
 			sampleTemplate, vars("MaxName", 30), sampleBounds()...)},
 			`property items.name states "at most 30", the schema's bound is 40`},
-		{"defaults disagree", contractTool{contract: MustContract[sampleParams](
+		{"defaults disagree", contractTool{contract: NewContract[sampleParams](
 			"- `limit` (default {{.MaxItems}}, at most {{.MaxLimit}}) `state` open shut", sampleVars, sampleBounds()...)},
 			`description of limit states "default 8", the property's description says default 50`},
-		{"enum value never described", contractTool{contract: MustContract[sampleParams](
+		{"enum value never described", contractTool{contract: NewContract[sampleParams](
 			"- `limit` (default {{.DefaultLimit}}) open", sampleVars, sampleBounds()...)},
 			`property items.state: enum value "shut" is in neither description`},
-		{"unrendered template", contractTool{contract: MustContract[sampleParams](
+		{"unrendered template", contractTool{contract: NewContract[sampleParams](
 			"{{.X}} open shut", Vars{"X": "{{.Y}}", "DefaultLimit": 50, "MaxName": 40})},
 			`description: unrendered template text "{{"`},
 	}

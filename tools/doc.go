@@ -12,8 +12,10 @@
 // from which github.com/google/jsonschema-go generates the schema (properties
 // in field order, required = fields without omitempty, descriptions from
 // `jsonschema` tags), bounds given as the tool's Go constants, and its .md
-// description, a text/template over the same constants. Every Contract is
-// built once at start-up, so the catalog is the same bytes in every run;
-// CheckContract, run over the real registry by cmd/fido's tests, fails when
-// a schema, a description and a struct disagree.
+// description, a text/template over the same constants. A Contract is built
+// once, when the registry first lists its tool, so the catalog is the same
+// bytes in every run and processes that list no tools do not pay for it;
+// NewRegistry refuses a tool whose contract cannot be built. CheckContract,
+// run over the real registry by cmd/fido's tests, fails when a schema, a
+// description and a struct disagree.
 package tools

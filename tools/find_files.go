@@ -28,13 +28,11 @@ type findFilesParams struct {
 	Limit   int    `json:"limit,omitempty" jsonschema:"Maximum results. Default {{.DefaultLimit}}."`
 }
 
-var findFilesContract = MustContract[findFilesParams](findFilesTemplate, Vars{"DefaultLimit": findDefaultLimit, "MaxLimit": findMaxLimit},
+var findFilesContract = NewContract[findFilesParams](findFilesTemplate, Vars{"DefaultLimit": findDefaultLimit, "MaxLimit": findMaxLimit},
 	Minimum("limit", 1), Maximum("limit", findMaxLimit))
 
-var findFilesDescription = findFilesContract.Description()
-
 func (t *FindFilesTool) Name() string        { return "find_files" }
-func (t *FindFilesTool) Description() string { return findFilesDescription }
+func (t *FindFilesTool) Description() string { return findFilesContract.Description() }
 func (t *FindFilesTool) Access() Access      { return ReadOnly }
 func (t *FindFilesTool) Parameters() json.RawMessage {
 	return findFilesContract.Parameters()

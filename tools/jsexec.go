@@ -97,17 +97,15 @@ type jsExecParams struct {
 	AllowNetwork bool   `json:"allow_network,omitempty" jsonschema:"Ask the user to allow fetch() for this run. Default false. If the user declines, the snippet runs offline."`
 }
 
-var jsExecContract = MustContract[jsExecParams](jsExecTemplate, Vars{
+var jsExecContract = NewContract[jsExecParams](jsExecTemplate, Vars{
 	"DefaultTimeoutMS": int(jsDefaultTimeout / time.Millisecond), "MaxTimeoutMS": int(jsMaxTimeout / time.Millisecond),
 	"MaxCode": jsMaxCode, "MaxResult": jsMaxResult, "MaxConsole": jsMaxConsole, "MaxLine": jsMaxLine, "MaxModule": jsMaxModule,
 	"KillGrace": jsKillGrace, "RegexTimeout": jsRegexTimeout, "MemoryLimit": jsMemoryLimit,
 	"MaxFetchBody": jsMaxFetchBody, "MaxFetches": jsMaxFetches,
 }, Minimum("timeout", 1), Maximum("timeout", int(jsMaxTimeout/time.Millisecond)))
 
-var jsExecDescription = jsExecContract.Description()
-
 func (t *JSTool) Name() string        { return "javascript_execute" }
-func (t *JSTool) Description() string { return jsExecDescription }
+func (t *JSTool) Description() string { return jsExecContract.Description() }
 func (t *JSTool) Access() Access      { return Mutating }
 func (t *JSTool) Parameters() json.RawMessage {
 	return jsExecContract.Parameters()

@@ -34,13 +34,11 @@ type listFilesParams struct {
 	Limit         int    `json:"limit,omitempty" jsonschema:"Maximum entries to return. Default {{.DefaultLimit}}."`
 }
 
-var listFilesContract = MustContract[listFilesParams](listFilesTemplate, Vars{"DefaultLimit": listDefaultLimit, "MaxLimit": listMaxLimit},
+var listFilesContract = NewContract[listFilesParams](listFilesTemplate, Vars{"DefaultLimit": listDefaultLimit, "MaxLimit": listMaxLimit},
 	Minimum("offset", 0), Minimum("limit", 1), Maximum("limit", listMaxLimit))
 
-var listFilesDescription = listFilesContract.Description()
-
 func (t *ListFilesTool) Name() string        { return "list_files" }
-func (t *ListFilesTool) Description() string { return listFilesDescription }
+func (t *ListFilesTool) Description() string { return listFilesContract.Description() }
 func (t *ListFilesTool) Access() Access      { return ReadOnly }
 func (t *ListFilesTool) Parameters() json.RawMessage {
 	return listFilesContract.Parameters()

@@ -18,12 +18,10 @@ type pathParams struct {
 	Path string `json:"path" jsonschema:"{{.Target}}, relative to the workspace root."`
 }
 
-var mkdirContract = MustContract[pathParams](mkdirTemplate, Vars{"Target": "Directory to create"})
-
-var mkdirDescription = mkdirContract.Description()
+var mkdirContract = NewContract[pathParams](mkdirTemplate, Vars{"Target": "Directory to create"})
 
 func (t *MkdirTool) Name() string        { return "mkdir" }
-func (t *MkdirTool) Description() string { return mkdirDescription }
+func (t *MkdirTool) Description() string { return mkdirContract.Description() }
 func (t *MkdirTool) Access() Access      { return Mutating }
 func (t *MkdirTool) Parameters() json.RawMessage {
 	return mkdirContract.Parameters()

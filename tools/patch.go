@@ -34,12 +34,10 @@ type patchParams struct {
 	Operations []patchOp `json:"operations" jsonschema:"Operations applied in order."`
 }
 
-var patchContract = MustContract[patchParams](patchTemplate, nil, MinItems("operations", 1), Minimum("operations.skiplines", 0))
-
-var patchDescription = patchContract.Description()
+var patchContract = NewContract[patchParams](patchTemplate, nil, MinItems("operations", 1), Minimum("operations.skiplines", 0))
 
 func (t *PatchTool) Name() string        { return "patch" }
-func (t *PatchTool) Description() string { return patchDescription }
+func (t *PatchTool) Description() string { return patchContract.Description() }
 func (t *PatchTool) Access() Access      { return Mutating }
 func (t *PatchTool) Parameters() json.RawMessage {
 	return patchContract.Parameters()

@@ -37,14 +37,12 @@ type readFileParams struct {
 	Limit int    `json:"limit,omitempty" jsonschema:"Maximum number of lines to return. Default {{.DefaultLimit}}."`
 }
 
-var readFileContract = MustContract[readFileParams](readFileTemplate, Vars{
+var readFileContract = NewContract[readFileParams](readFileTemplate, Vars{
 	"DefaultLimit": readDefaultLimit, "MaxLimit": readMaxLimit, "MaxLineLen": readMaxLineLen, "MaxBytes": readMaxBytes,
 }, Minimum("seek", 0), Minimum("limit", 1), Maximum("limit", readMaxLimit))
 
-var readFileDescription = readFileContract.Description()
-
 func (t *ReadFileTool) Name() string        { return "read_file" }
-func (t *ReadFileTool) Description() string { return readFileDescription }
+func (t *ReadFileTool) Description() string { return readFileContract.Description() }
 func (t *ReadFileTool) Access() Access      { return ReadOnly }
 func (t *ReadFileTool) Parameters() json.RawMessage {
 	return readFileContract.Parameters()

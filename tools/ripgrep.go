@@ -28,14 +28,12 @@ type ripgrepParams struct {
 	Limit         int    `json:"limit,omitempty" jsonschema:"Maximum matching lines returned. Default {{.DefaultLimit}}."`
 }
 
-var ripgrepContract = MustContract[ripgrepParams](ripgrepTemplate, Vars{
+var ripgrepContract = NewContract[ripgrepParams](ripgrepTemplate, Vars{
 	"DefaultLimit": rgDefaultLimit, "MaxLimit": rgMaxLimit, "MaxFileSize": DefaultMaxSearchFileSize, "MaxLineLen": DefaultMaxLineLen,
 }, Minimum("limit", 1), Maximum("limit", rgMaxLimit))
 
-var ripgrepDescription = ripgrepContract.Description()
-
 func (t *RipgrepTool) Name() string        { return "ripgrep" }
-func (t *RipgrepTool) Description() string { return ripgrepDescription }
+func (t *RipgrepTool) Description() string { return ripgrepContract.Description() }
 func (t *RipgrepTool) Access() Access      { return ReadOnly }
 func (t *RipgrepTool) Parameters() json.RawMessage {
 	return ripgrepContract.Parameters()

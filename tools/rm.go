@@ -10,15 +10,13 @@ import (
 //go:embed rm.md
 var rmTemplate string
 
-var rmContract = MustContract[pathParams](rmTemplate, Vars{"Target": "File to delete", "MaxUndoContent": MaxUndoContent})
-
-var rmDescription = rmContract.Description()
+var rmContract = NewContract[pathParams](rmTemplate, Vars{"Target": "File to delete", "MaxUndoContent": MaxUndoContent})
 
 // RmTool deletes one file, keeping its content in the undo log.
 type RmTool struct{ ws *Workspace }
 
 func (t *RmTool) Name() string        { return "rm" }
-func (t *RmTool) Description() string { return rmDescription }
+func (t *RmTool) Description() string { return rmContract.Description() }
 func (t *RmTool) Access() Access      { return Mutating }
 func (t *RmTool) Parameters() json.RawMessage {
 	return rmContract.Parameters()

@@ -11,9 +11,7 @@ import (
 //go:embed rmdir.md
 var rmdirTemplate string
 
-var rmdirContract = MustContract[pathParams](rmdirTemplate, Vars{"Target": "Directory to delete with everything in it"})
-
-var rmdirDescription = rmdirContract.Description()
+var rmdirContract = NewContract[pathParams](rmdirTemplate, Vars{"Target": "Directory to delete with everything in it"})
 
 // maxReloadPaths bounds how many removed files rmdir hands to the editor.
 const maxReloadPaths = 1000
@@ -22,7 +20,7 @@ const maxReloadPaths = 1000
 type RmdirTool struct{ ws *Workspace }
 
 func (t *RmdirTool) Name() string        { return "rmdir" }
-func (t *RmdirTool) Description() string { return rmdirDescription }
+func (t *RmdirTool) Description() string { return rmdirContract.Description() }
 func (t *RmdirTool) Access() Access      { return Mutating }
 func (t *RmdirTool) Parameters() json.RawMessage {
 	return rmdirContract.Parameters()

@@ -42,14 +42,12 @@ type websearchParams struct {
 	ExcludeDomains []string `json:"exclude_domains,omitempty" jsonschema:"Leave out results from these domains."`
 }
 
-var websearchContract = MustContract[websearchParams](websearchTemplate, Vars{
+var websearchContract = NewContract[websearchParams](websearchTemplate, Vars{
 	"DefaultResults": websearchDefaultResults, "MaxResults": websearchMaxResults, "MaxQuery": websearchMaxQuery,
 	"MaxAnswer": websearchMaxAnswer, "MaxContent": websearchMaxContent,
 }, MinLength("query", 1), MaxLength("query", websearchMaxQuery), Minimum("max_results", 1), Maximum("max_results", websearchMaxResults),
 	Enum("topic", websearchTopics...), Enum("time_range", "day", "week", "month", "year"),
 	MaxItems("include_domains", websearchMaxInclude), MaxItems("exclude_domains", websearchMaxExclude))
-
-var websearchDescription = websearchContract.Description()
 
 // tavilySearchRequest is the POST /search body. The key travels only in the
 // Authorization header.
@@ -89,7 +87,7 @@ type websearchResult struct {
 }
 
 func (t *WebsearchTool) Name() string        { return "websearch" }
-func (t *WebsearchTool) Description() string { return websearchDescription }
+func (t *WebsearchTool) Description() string { return websearchContract.Description() }
 
 // Access is ReadOnly: the tool changes nothing locally, so subagents may use
 // it; without a key it simply fails.

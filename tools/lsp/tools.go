@@ -107,10 +107,10 @@ type referencesParams struct {
 }
 
 var (
-	definitionContract = tools.MustContract[positionParams](definitionTemplate, nil, tools.Minimum("line", 1), tools.Minimum("column", 1))
-	hoverContract      = tools.MustContract[positionParams](hoverTemplate, tools.Vars{"MaxHover": maxHover},
+	definitionContract = tools.NewContract[positionParams](definitionTemplate, nil, tools.Minimum("line", 1), tools.Minimum("column", 1))
+	hoverContract      = tools.NewContract[positionParams](hoverTemplate, tools.Vars{"MaxHover": maxHover},
 		tools.Minimum("line", 1), tools.Minimum("column", 1))
-	referencesContract = tools.MustContract[referencesParams](referencesTemplate, tools.Vars{"DefaultLimit": defaultReferences, "MaxLimit": maxReferences},
+	referencesContract = tools.NewContract[referencesParams](referencesTemplate, tools.Vars{"DefaultLimit": defaultReferences, "MaxLimit": maxReferences},
 		tools.Minimum("line", 1), tools.Minimum("column", 1), tools.Minimum("limit", 1), tools.Maximum("limit", maxReferences))
 )
 
@@ -244,15 +244,13 @@ type symbolsParams struct {
 	Limit *int   `json:"limit,omitempty" jsonschema:"Most symbols to list. Default {{.DefaultLimit}}."`
 }
 
-var symbolsContract = tools.MustContract[symbolsParams](symbolsTemplate, tools.Vars{"DefaultLimit": defaultSymbols, "MaxLimit": maxSymbols},
+var symbolsContract = tools.NewContract[symbolsParams](symbolsTemplate, tools.Vars{"DefaultLimit": defaultSymbols, "MaxLimit": maxSymbols},
 	tools.Minimum("limit", 1), tools.Maximum("limit", maxSymbols))
-
-var symbolsDescription = symbolsContract.Description()
 
 type symbolsTool struct{ ws *tools.Workspace }
 
 func (t *symbolsTool) Name() string         { return "lsp_symbols" }
-func (t *symbolsTool) Description() string  { return symbolsDescription }
+func (t *symbolsTool) Description() string  { return symbolsContract.Description() }
 func (t *symbolsTool) Access() tools.Access { return tools.ReadOnly }
 func (t *symbolsTool) Parameters() json.RawMessage {
 	return symbolsContract.Parameters()
@@ -314,14 +312,12 @@ type diagnosticsParams struct {
 	Path string `json:"path,omitempty" jsonschema:"File relative to the workspace root. Omit for every file loaded in Neovim."`
 }
 
-var diagnosticsContract = tools.MustContract[diagnosticsParams](diagnosticsTemplate, tools.Vars{"MaxShown": maxDiagnosticsShown})
-
-var diagnosticsDescription = diagnosticsContract.Description()
+var diagnosticsContract = tools.NewContract[diagnosticsParams](diagnosticsTemplate, tools.Vars{"MaxShown": maxDiagnosticsShown})
 
 type diagnosticsTool struct{ ws *tools.Workspace }
 
 func (t *diagnosticsTool) Name() string         { return "lsp_diagnostics" }
-func (t *diagnosticsTool) Description() string  { return diagnosticsDescription }
+func (t *diagnosticsTool) Description() string  { return diagnosticsContract.Description() }
 func (t *diagnosticsTool) Access() tools.Access { return tools.ReadOnly }
 func (t *diagnosticsTool) Parameters() json.RawMessage {
 	return diagnosticsContract.Parameters()
