@@ -26,8 +26,8 @@ const notRunInFork = `{"error":{"code":"not_run_in_fork","message":"This call be
 
 // Scope narrows what the subagent investigates; it does not cut the fork.
 type Scope struct {
-	Paths   []string `json:"paths,omitempty"`
-	Symbols []string `json:"symbols,omitempty"`
+	Paths   []string `json:"paths,omitempty" jsonschema:"Workspace-relative files or directories to start from."`
+	Symbols []string `json:"symbols,omitempty" jsonschema:"Functions, types or identifiers to focus on."`
 }
 
 // Bootstrap is the subagent_bootstrap tool result: it tells the subagent who

@@ -18,7 +18,7 @@ import (
 )
 
 //go:embed delegate.md
-var description string
+var descriptionTemplate string
 
 // Name is the model-facing name of the tool.
 const Name = "delegate"
@@ -35,36 +35,20 @@ const (
 	tickEvery   = time.Second
 )
 
-const parameters = `{
-  "type": "object",
-  "properties": {
-    "task": {"type": "string", "description": "The bounded investigation to do, as a precise question or instruction."},
-    "context": {"type": "string", "description": "Why you delegate and what you need back; anything the subagent should know beyond the conversation."},
-    "scope": {
-      "type": "object",
-      "properties": {
-        "paths": {"type": "array", "items": {"type": "string"}, "description": "Workspace-relative files or directories to start from."},
-        "symbols": {"type": "array", "items": {"type": "string"}, "description": "Functions, types or identifiers to focus on."}
-      },
-      "additionalProperties": false
-    },
-    "mode": {"type": "string", "enum": ["read_only"], "description": "Only read_only exists."},
-    "output_contract": {"type": "string", "enum": ["findings"], "description": "Only findings exists: the delegate_result object."},
-    "timeout_ms": {"type": "integer", "minimum": 1000, "description": "Time limit in milliseconds; clamped to the configured maximum."}
-  },
-  "required": ["task"],
-  "additionalProperties": false
-}`
-
-// Args are the delegate call's arguments.
+// Args are the delegate call's arguments; the tool's schema is generated
+// from them.
 type Args struct {
-	Task           string `json:"task"`
-	Context        string `json:"context,omitempty"`
+	Task           string `json:"task" jsonschema:"The bounded investigation to do, as a precise question or instruction."`
+	Context        string `json:"context,omitempty" jsonschema:"Why you delegate and what you need back; anything the subagent should know beyond the conversation."`
 	Scope          *Scope `json:"scope,omitempty"`
-	Mode           string `json:"mode,omitempty"`
-	OutputContract string `json:"output_contract,omitempty"`
-	TimeoutMS      int64  `json:"timeout_ms,omitempty"`
+	Mode           string `json:"mode,omitempty" jsonschema:"Only read_only exists."`
+	OutputContract string `json:"output_contract,omitempty" jsonschema:"Only findings exists: the delegate_result object."`
+	TimeoutMS      int64  `json:"timeout_ms,omitempty" jsonschema:"Time limit in milliseconds; clamped to the configured maximum."`
 }
+
+var contract = tools.NewContract[Args](descriptionTemplate, nil,
+	tools.Enum("mode", "read_only"), tools.Enum("output_contract", "findings"),
+	tools.Minimum("timeout_ms", int(minTimeout/time.Millisecond)))
 
 // Config is what the delegate tool needs from the composition root.
 type Config struct {
@@ -108,6 +92,7 @@ type Tool struct {
 var (
 	_ tools.Tool          = (*Tool)(nil)
 	_ tools.NestedRefuser = (*Tool)(nil)
+	_ tools.Contracted    = (*Tool)(nil)
 )
 
 // NewTool makes the delegate tool, filling zero Config fields with defaults.
@@ -143,9 +128,12 @@ func randomID() string {
 }
 
 func (t *Tool) Name() string                { return Name }
-func (t *Tool) Description() string         { return description }
-func (t *Tool) Parameters() json.RawMessage { return json.RawMessage(parameters) }
+func (t *Tool) Description() string         { return contract.Description() }
+func (t *Tool) Parameters() json.RawMessage { return contract.Parameters() }
 func (t *Tool) Access() tools.Access        { return tools.Delegation }
+
+// Contract implements tools.Contracted.
+func (t *Tool) Contract() *tools.Contract { return contract }
 
 // SummarizeCall is the transcript line of a delegate call: the task, shortened.
 func (t *Tool) SummarizeCall(args json.RawMessage) string {

@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 )
 
-// Bounds of a plan. They are stated in the update_plan description too
-// (update_plan.md); a test keeps the two in step.
+// Bounds of a plan. The update_plan schema and description state them,
+// rendered from these constants (update_plan.go).
 const (
 	MaxItems          = 20
 	MaxIDLen          = 40
@@ -33,8 +33,8 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
 
 // UpdateArgs are the update_plan arguments: the complete new plan.
 type UpdateArgs struct {
-	Reason string `json:"reason"`
-	Items  []Item `json:"items"`
+	Reason string `json:"reason" jsonschema:"Why the plan changes now (at most {{.MaxReasonLen}} characters)."`
+	Items  []Item `json:"items" jsonschema:"The complete new plan, in order; items left out are removed."`
 }
 
 // ValidationError lists every rule an update breaks. Each problem names the

@@ -12,14 +12,16 @@ const (
 
 // Item is one normalized todo item. Optional fields are omitted from JSON
 // only when absent; everything present is always sent in full.
+// The jsonschema tags describe the fields in the update_plan schema; they
+// are templates over the bounds (see update_plan.go).
 type Item struct {
-	ID           string   `json:"id" msgpack:"id"`
-	Title        string   `json:"title" msgpack:"title"`
-	Status       Status   `json:"status" msgpack:"status"`
-	Details      string   `json:"details,omitempty" msgpack:"details,omitempty"`
-	Dependencies []string `json:"dependencies,omitempty" msgpack:"dependencies,omitempty"`
-	NextAction   string   `json:"next_action,omitempty" msgpack:"next_action,omitempty"`
-	Evidence     []string `json:"evidence,omitempty" msgpack:"evidence,omitempty"`
+	ID           string   `json:"id" msgpack:"id" jsonschema:"Stable human-readable id, 1-{{.MaxIDLen}} of A-Z a-z 0-9 . _ - starting with a letter or digit (e.g. inspect, implement, verify)."`
+	Title        string   `json:"title" msgpack:"title" jsonschema:"Short title (at most {{.MaxTitleLen}} characters)."`
+	Status       Status   `json:"status" msgpack:"status" jsonschema:"At most one item is in_progress."`
+	Details      string   `json:"details,omitempty" msgpack:"details,omitempty" jsonschema:"Optional details (at most {{.MaxDetailsLen}} characters)."`
+	Dependencies []string `json:"dependencies,omitempty" msgpack:"dependencies,omitempty" jsonschema:"Optional ids of other items in this plan that must be done first."`
+	NextAction   string   `json:"next_action,omitempty" msgpack:"next_action,omitempty" jsonschema:"The next concrete step (at most {{.MaxNextActionLen}} characters); required unless status is done."`
+	Evidence     []string `json:"evidence,omitempty" msgpack:"evidence,omitempty" jsonschema:"Optional concise proof such as a command or file:line (at most {{.MaxEvidence}} entries of {{.MaxEvidenceLen}} characters)."`
 }
 
 // Plan is the complete normalized plan: the object the model receives as the

@@ -14,10 +14,16 @@ import (
 )
 
 //go:embed update_plan.md
-var updatePlanDescription string
+var updatePlanTemplate string
 
-//go:embed update_plan.schema.json
-var updatePlanSchema []byte
+// updatePlanContract is the update_plan schema, generated from UpdateArgs
+// and Item, and its description, both stating the bounds of normalize.go.
+var updatePlanContract = tools.NewContract[UpdateArgs](strings.TrimSpace(updatePlanTemplate), tools.Vars{
+	"MaxItems": MaxItems, "MaxIDLen": MaxIDLen, "IDPattern": idPattern.String(), "MaxReasonLen": MaxReasonLen,
+	"MaxTitleLen": MaxTitleLen, "MaxDetailsLen": MaxDetailsLen, "MaxNextActionLen": MaxNextActionLen,
+	"MaxEvidence": MaxEvidence, "MaxEvidenceLen": MaxEvidenceLen,
+}, tools.MaxItems("items", MaxItems), tools.Enum("items.status", Pending, InProgress, Blocked, Done),
+	tools.MaxItems("items.evidence", MaxEvidence))
 
 // UpdateTool is the update_plan tool: it replaces the plan in a Store and
 // returns the complete normalized plan as its result.
@@ -40,16 +46,20 @@ func NewUpdateTool(store *Store, onUpdate func(Plan)) tools.Tool {
 var (
 	_ tools.Tool           = (*UpdateTool)(nil)
 	_ tools.CallSummarizer = (*UpdateTool)(nil)
+	_ tools.Contracted     = (*UpdateTool)(nil)
 )
 
 // Name implements tools.Tool.
 func (t *UpdateTool) Name() string { return ToolName }
 
 // Description implements tools.Tool.
-func (t *UpdateTool) Description() string { return strings.TrimSpace(updatePlanDescription) }
+func (t *UpdateTool) Description() string { return updatePlanContract.Description() }
 
 // Parameters implements tools.Tool.
-func (t *UpdateTool) Parameters() json.RawMessage { return json.RawMessage(updatePlanSchema) }
+func (t *UpdateTool) Parameters() json.RawMessage { return updatePlanContract.Parameters() }
+
+// Contract implements tools.Contracted.
+func (t *UpdateTool) Contract() *tools.Contract { return updatePlanContract }
 
 // Access implements tools.Tool: the plan is the parent's session state.
 func (t *UpdateTool) Access() tools.Access { return tools.ParentOnly }

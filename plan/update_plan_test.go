@@ -72,7 +72,9 @@ func TestUpdateToolSpec(t *testing.T) {
 		props = append(props, k)
 	}
 	assert.ElementsMatch(t, []string{"id", "title", "status", "details", "dependencies", "next_action", "evidence"}, props)
-	assert.Contains(t, string(schema.Properties.Items.Items.Properties["status"]), `["pending", "in_progress", "blocked", "done"]`)
+	var status struct{ Enum []string }
+	require.NoError(t, json.Unmarshal(schema.Properties.Items.Items.Properties["status"], &status))
+	assert.Equal(t, []string{"pending", "in_progress", "blocked", "done"}, status.Enum)
 
 	other := NewUpdateTool(nil, nil)
 	assert.Equal(t, tool.Description(), other.Description(), "the description is the same bytes every time")

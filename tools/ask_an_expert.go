@@ -9,7 +9,7 @@ import (
 )
 
 //go:embed ask_an_expert.md
-var askExpertDescription string
+var askExpertTemplate string
 
 // ExpertAsker shows a question for a human expert and returns the answer the
 // user pasted back (ok is false when the user cancelled).
@@ -29,22 +29,20 @@ type AskExpertTool struct {
 func NewAskExpertTool(asker ExpertAsker) *AskExpertTool { return &AskExpertTool{asker: asker} }
 
 type askExpertParams struct {
-	Question string `json:"question"`
+	Question string `json:"question" jsonschema:"A self-contained question for a human expert (at most {{.MaxQuestion}} characters)."`
 }
 
+var askExpertContract = NewContract[askExpertParams](strings.TrimSpace(askExpertTemplate), Vars{"MaxQuestion": MaxExpertQuestion})
+
 func (t *AskExpertTool) Name() string        { return "ask_an_expert" }
-func (t *AskExpertTool) Description() string { return strings.TrimSpace(askExpertDescription) }
+func (t *AskExpertTool) Description() string { return askExpertContract.Description() }
 func (t *AskExpertTool) Access() Access      { return ParentOnly }
 func (t *AskExpertTool) Parameters() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "question": {"type": "string", "description": "A self-contained question for a human expert (at most 4000 characters)."}
-  },
-  "required": ["question"],
-  "additionalProperties": false
-}`)
+	return askExpertContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *AskExpertTool) Contract() *Contract { return askExpertContract }
 
 func (t *AskExpertTool) SummarizeCall(args json.RawMessage) string {
 	var p askExpertParams

@@ -9,7 +9,7 @@ import (
 )
 
 //go:embed ask_user.md
-var askUserDescription string
+var askUserTemplate string
 
 const (
 	askMaxChoices = 3
@@ -25,9 +25,12 @@ type AskUserTool struct{ p Prompter }
 func NewAskUserTool(p Prompter) *AskUserTool { return &AskUserTool{p: p} }
 
 type askUserParams struct {
-	Question string   `json:"question"`
-	Choices  []string `json:"choices"`
+	Question string   `json:"question" jsonschema:"The question, short and self-contained."`
+	Choices  []string `json:"choices,omitempty" jsonschema:"Up to {{.MaxChoices}} distinct suggested answers. The user can always type something else."`
 }
+
+var askUserContract = NewContract[askUserParams](askUserTemplate, Vars{"MaxChoices": askMaxChoices, "SomethingElse": AskSomethingElse},
+	MaxItems("choices", askMaxChoices))
 
 // askAnswer is the model-facing result; Choice is null for free text or no answer.
 type askAnswer struct {
@@ -37,19 +40,14 @@ type askAnswer struct {
 }
 
 func (t *AskUserTool) Name() string        { return "ask_user" }
-func (t *AskUserTool) Description() string { return askUserDescription }
+func (t *AskUserTool) Description() string { return askUserContract.Description() }
 func (t *AskUserTool) Access() Access      { return ParentOnly }
 func (t *AskUserTool) Parameters() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "question": {"type": "string", "description": "The question, short and self-contained."},
-    "choices": {"type": "array", "items": {"type": "string"}, "maxItems": 3, "description": "Up to 3 distinct suggested answers. The user can always type something else."}
-  },
-  "required": ["question"],
-  "additionalProperties": false
-}`)
+	return askUserContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *AskUserTool) Contract() *Contract { return askUserContract }
 
 func (t *AskUserTool) SummarizeCall(args json.RawMessage) string {
 	var p askUserParams

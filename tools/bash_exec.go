@@ -13,7 +13,7 @@ import (
 )
 
 //go:embed bash_exec.md
-var bashExecDescription string
+var bashExecTemplate string
 
 const (
 	bashDefaultTimeout = 120
@@ -80,24 +80,23 @@ func (t *BashTool) WithPermissions(p *Permissions) *BashTool {
 }
 
 type bashParams struct {
-	Command string `json:"command"`
-	Timeout *int   `json:"timeout"`
+	Command string `json:"command" jsonschema:"Script for bash -c, run in the workspace root after the user approves it."`
+	Timeout *int   `json:"timeout,omitempty" jsonschema:"Seconds before the command and all its child processes are killed. Default {{.DefaultTimeout}}."`
 }
 
+var bashContract = NewContract[bashParams](bashExecTemplate, Vars{
+	"DefaultTimeout": bashDefaultTimeout, "MaxTimeout": bashMaxTimeout, "HeadBytes": bashHeadBytes, "TailBytes": bashTailBytes, "KeptBytes": bashHeadBytes + bashTailBytes,
+}, Minimum("timeout", 1), Maximum("timeout", bashMaxTimeout))
+
 func (t *BashTool) Name() string        { return "bash_exec" }
-func (t *BashTool) Description() string { return bashExecDescription }
+func (t *BashTool) Description() string { return bashContract.Description() }
 func (t *BashTool) Access() Access      { return Mutating }
 func (t *BashTool) Parameters() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "command": {"type": "string", "description": "Script for bash -c, run in the workspace root after the user approves it."},
-    "timeout": {"type": "integer", "minimum": 1, "maximum": 600, "description": "Seconds before the command and all its child processes are killed. Default 120."}
-  },
-  "required": ["command"],
-  "additionalProperties": false
-}`)
+	return bashContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *BashTool) Contract() *Contract { return bashContract }
 
 func (t *BashTool) SummarizeCall(args json.RawMessage) string {
 	var p bashParams

@@ -11,7 +11,7 @@ import (
 )
 
 //go:embed browse_url.md
-var browseURLDescription string
+var browseURLTemplate string
 
 const (
 	browseMaxURLs      = 5
@@ -25,9 +25,13 @@ const (
 type BrowseURLTool struct{ c *tavilyClient }
 
 type browseURLParams struct {
-	URLs  json.RawMessage `json:"urls"`
-	Query string          `json:"query"`
+	URLs  json.RawMessage `json:"urls" jsonschema:"The http(s) URLs of the pages to read, at most {{.MaxURLs}} (a single URL string is also accepted)."`
+	Query string          `json:"query,omitempty" jsonschema:"Optional: what you are looking for; each page then returns only its {{.Chunks}} most relevant passages instead of the whole page."`
 }
+
+var browseURLContract = NewContract[browseURLParams](browseURLTemplate, Vars{
+	"MaxURLs": browseMaxURLs, "MaxQuery": browseMaxQuery, "Chunks": browseChunks, "MaxPageChars": browseMaxPageChars,
+}, ArrayOf("urls", "string"), MinItems("urls", 1), MaxItems("urls", browseMaxURLs), MaxLength("query", browseMaxQuery))
 
 // tavilyExtractRequest is the POST /extract body. The key travels only in the
 // Authorization header.
@@ -68,22 +72,17 @@ type browseResult struct {
 }
 
 func (t *BrowseURLTool) Name() string        { return "browse_url" }
-func (t *BrowseURLTool) Description() string { return browseURLDescription }
+func (t *BrowseURLTool) Description() string { return browseURLContract.Description() }
 
 // Access is ReadOnly: the tool changes nothing locally, so subagents may use
 // it; without a key it simply fails.
 func (t *BrowseURLTool) Access() Access { return ReadOnly }
 func (t *BrowseURLTool) Parameters() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "urls": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 5, "description": "The http(s) URLs of the pages to read, at most 5 (a single URL string is also accepted)."},
-    "query": {"type": "string", "maxLength": 400, "description": "Optional: what you are looking for; each page then returns only its 3 most relevant passages instead of the whole page."}
-  },
-  "required": ["urls"],
-  "additionalProperties": false
-}`)
+	return browseURLContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *BrowseURLTool) Contract() *Contract { return browseURLContract }
 
 func (t *BrowseURLTool) SummarizeCall(args json.RawMessage) string {
 	var p browseURLParams

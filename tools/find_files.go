@@ -12,7 +12,7 @@ import (
 )
 
 //go:embed find_files.md
-var findFilesDescription string
+var findFilesTemplate string
 
 const (
 	findDefaultLimit = 200
@@ -23,26 +23,23 @@ const (
 type FindFilesTool struct{ ws *Workspace }
 
 type findFilesParams struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path"`
-	Limit   int    `json:"limit"`
+	Pattern string `json:"pattern" jsonschema:"Name glob, e.g. \"*.go\" (matched against base names) or \"cmd/**/main.go\" (matched against paths)."`
+	Path    string `json:"path,omitempty" jsonschema:"Directory to search below, relative to the workspace root. Default: the root."`
+	Limit   int    `json:"limit,omitempty" jsonschema:"Maximum results. Default {{.DefaultLimit}}."`
 }
 
+var findFilesContract = NewContract[findFilesParams](findFilesTemplate, Vars{"DefaultLimit": findDefaultLimit, "MaxLimit": findMaxLimit},
+	Minimum("limit", 1), Maximum("limit", findMaxLimit))
+
 func (t *FindFilesTool) Name() string        { return "find_files" }
-func (t *FindFilesTool) Description() string { return findFilesDescription }
+func (t *FindFilesTool) Description() string { return findFilesContract.Description() }
 func (t *FindFilesTool) Access() Access      { return ReadOnly }
 func (t *FindFilesTool) Parameters() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "description": "Name glob, e.g. \"*.go\" (matched against base names) or \"cmd/**/main.go\" (matched against paths)."},
-    "path": {"type": "string", "description": "Directory to search below, relative to the workspace root. Default: the root."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Maximum results. Default 200."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`)
+	return findFilesContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *FindFilesTool) Contract() *Contract { return findFilesContract }
 
 func (t *FindFilesTool) SummarizeCall(args json.RawMessage) string {
 	var p findFilesParams

@@ -16,7 +16,7 @@ import (
 )
 
 //go:embed jsexec.md
-var jsExecDescription string
+var jsExecTemplate string
 
 const (
 	jsDefaultTimeout = 5000 * time.Millisecond
@@ -92,26 +92,27 @@ func (t *JSTool) SetWorker(path string, args ...string) {
 }
 
 type jsExecParams struct {
-	Code         string `json:"code"`
-	Timeout      *int   `json:"timeout"`
-	AllowNetwork bool   `json:"allow_network"`
+	Code         string `json:"code" jsonschema:"JavaScript source. The result is module.exports when the snippet sets it, else the value of the last expression statement; a Promise is awaited."`
+	Timeout      *int   `json:"timeout,omitempty" jsonschema:"Wall-clock limit in milliseconds. Default {{.DefaultTimeoutMS}}."`
+	AllowNetwork bool   `json:"allow_network,omitempty" jsonschema:"Ask the user to allow fetch() for this run. Default false. If the user declines, the snippet runs offline."`
 }
 
+var jsExecContract = NewContract[jsExecParams](jsExecTemplate, Vars{
+	"DefaultTimeoutMS": int(jsDefaultTimeout / time.Millisecond), "MaxTimeoutMS": int(jsMaxTimeout / time.Millisecond),
+	"MaxCode": jsMaxCode, "MaxResult": jsMaxResult, "MaxConsole": jsMaxConsole, "MaxLine": jsMaxLine, "MaxModule": jsMaxModule,
+	"KillGrace": jsKillGrace, "RegexTimeout": jsRegexTimeout, "MemoryLimit": jsMemoryLimit,
+	"MaxFetchBody": jsMaxFetchBody, "MaxFetches": jsMaxFetches,
+}, Minimum("timeout", 1), Maximum("timeout", int(jsMaxTimeout/time.Millisecond)))
+
 func (t *JSTool) Name() string        { return "javascript_execute" }
-func (t *JSTool) Description() string { return jsExecDescription }
+func (t *JSTool) Description() string { return jsExecContract.Description() }
 func (t *JSTool) Access() Access      { return Mutating }
 func (t *JSTool) Parameters() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "code": {"type": "string", "description": "JavaScript source. The result is module.exports when the snippet sets it, else the value of the last expression statement; a Promise is awaited."},
-    "timeout": {"type": "integer", "minimum": 1, "maximum": 60000, "description": "Wall-clock limit in milliseconds. Default 5000."},
-    "allow_network": {"type": "boolean", "description": "Ask the user to allow fetch() for this run. Default false. If the user declines, the snippet runs offline."}
-  },
-  "required": ["code"],
-  "additionalProperties": false
-}`)
+	return jsExecContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *JSTool) Contract() *Contract { return jsExecContract }
 
 func (t *JSTool) SummarizeCall(args json.RawMessage) string {
 	var p jsExecParams

@@ -16,7 +16,7 @@ import (
 )
 
 //go:embed list_files.md
-var listFilesDescription string
+var listFilesTemplate string
 
 const (
 	listDefaultLimit = 200
@@ -27,30 +27,25 @@ const (
 type ListFilesTool struct{ ws *Workspace }
 
 type listFilesParams struct {
-	Path          string `json:"path"`
-	Recursive     bool   `json:"recursive"`
-	IncludeHidden bool   `json:"include_hidden"`
-	Offset        int    `json:"offset"`
-	Limit         int    `json:"limit"`
+	Path          string `json:"path" jsonschema:"Directory relative to the workspace root; \".\" for the root."`
+	Recursive     bool   `json:"recursive,omitempty" jsonschema:"List everything below path, not only its direct children. Default false."`
+	IncludeHidden bool   `json:"include_hidden,omitempty" jsonschema:"Also list directories whose name starts with a dot. Default false."`
+	Offset        int    `json:"offset,omitempty" jsonschema:"Number of entries to skip (pagination). Default 0."`
+	Limit         int    `json:"limit,omitempty" jsonschema:"Maximum entries to return. Default {{.DefaultLimit}}."`
 }
 
+var listFilesContract = NewContract[listFilesParams](listFilesTemplate, Vars{"DefaultLimit": listDefaultLimit, "MaxLimit": listMaxLimit},
+	Minimum("offset", 0), Minimum("limit", 1), Maximum("limit", listMaxLimit))
+
 func (t *ListFilesTool) Name() string        { return "list_files" }
-func (t *ListFilesTool) Description() string { return listFilesDescription }
+func (t *ListFilesTool) Description() string { return listFilesContract.Description() }
 func (t *ListFilesTool) Access() Access      { return ReadOnly }
 func (t *ListFilesTool) Parameters() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "Directory relative to the workspace root; \".\" for the root."},
-    "recursive": {"type": "boolean", "description": "List everything below path, not only its direct children. Default false."},
-    "include_hidden": {"type": "boolean", "description": "Also list directories whose name starts with a dot. Default false."},
-    "offset": {"type": "integer", "minimum": 0, "description": "Number of entries to skip (pagination). Default 0."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Maximum entries to return. Default 200."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`)
+	return listFilesContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *ListFilesTool) Contract() *Contract { return listFilesContract }
 
 func (t *ListFilesTool) SummarizeCall(args json.RawMessage) string {
 	var p listFilesParams

@@ -7,21 +7,29 @@ import (
 )
 
 //go:embed mkdir.md
-var mkdirDescription string
+var mkdirTemplate string
 
 // MkdirTool creates a directory with its parents.
 type MkdirTool struct{ ws *Workspace }
 
+// pathParams are the arguments of mkdir, rm and rmdir; each contract says
+// what the path names (Target).
 type pathParams struct {
-	Path string `json:"path"`
+	Path string `json:"path" jsonschema:"{{.Target}}, relative to the workspace root."`
 }
 
+var mkdirContract = NewContract[pathParams](mkdirTemplate, Vars{"Target": "Directory to create"})
+
 func (t *MkdirTool) Name() string        { return "mkdir" }
-func (t *MkdirTool) Description() string { return mkdirDescription }
+func (t *MkdirTool) Description() string { return mkdirContract.Description() }
 func (t *MkdirTool) Access() Access      { return Mutating }
 func (t *MkdirTool) Parameters() json.RawMessage {
-	return pathSchema("Directory to create, relative to the workspace root.")
+	return mkdirContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *MkdirTool) Contract() *Contract { return mkdirContract }
+
 func (t *MkdirTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
 
 func (t *MkdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
@@ -57,18 +65,6 @@ func (t *MkdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 	}
 	note := t.ws.record(inv.tag(UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)}))
 	return Result{Content: "created " + rel + "/\n" + note, Summary: "created", Changed: []string{abs}}, nil
-}
-
-func pathSchema(desc string) json.RawMessage {
-	d, _ := json.Marshal(desc)
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": ` + string(d) + `}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`)
 }
 
 func summarizePath(args json.RawMessage) string {

@@ -14,7 +14,7 @@ import (
 )
 
 //go:embed patch.md
-var patchDescription string
+var patchTemplate string
 
 // maxPatchFileSize bounds files that search/replace reads into memory.
 const maxPatchFileSize = 16 << 20
@@ -23,46 +23,28 @@ const maxPatchFileSize = 16 << 20
 type PatchTool struct{ ws *Workspace }
 
 type patchOp struct {
-	Path      string  `json:"path"`
-	Content   *string `json:"content"`
-	Search    *string `json:"search"`
-	Replace   *string `json:"replace"`
-	Skiplines *int    `json:"skiplines"` // nil: not given, the search text must be unique
+	Path      string  `json:"path" jsonschema:"File relative to the workspace root."`
+	Content   *string `json:"content,omitempty" jsonschema:"Full new content (create or overwrite). Not with search/replace."`
+	Search    *string `json:"search,omitempty" jsonschema:"Exact text to find; it must occur once (after skiplines lines, if given)."`
+	Replace   *string `json:"replace,omitempty" jsonschema:"Replacement for search; \"\" deletes."`
+	Skiplines *int    `json:"skiplines,omitempty" jsonschema:"Lines to skip before searching; when given, the first occurrence after them is replaced even if the text occurs again."` // nil: not given, the search text must be unique
 }
 
 type patchParams struct {
-	Operations []patchOp `json:"operations"`
+	Operations []patchOp `json:"operations" jsonschema:"Operations applied in order."`
 }
 
+var patchContract = NewContract[patchParams](patchTemplate, nil, MinItems("operations", 1), Minimum("operations.skiplines", 0))
+
 func (t *PatchTool) Name() string        { return "patch" }
-func (t *PatchTool) Description() string { return patchDescription }
+func (t *PatchTool) Description() string { return patchContract.Description() }
 func (t *PatchTool) Access() Access      { return Mutating }
 func (t *PatchTool) Parameters() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "operations": {
-      "type": "array",
-      "minItems": 1,
-      "description": "Operations applied in order.",
-      "items": {
-        "type": "object",
-        "properties": {
-          "path": {"type": "string", "description": "File relative to the workspace root."},
-          "content": {"type": "string", "description": "Full new content (create or overwrite). Not with search/replace."},
-          "search": {"type": "string", "description": "Exact text to find; it must occur once (after skiplines lines, if given)."},
-          "replace": {"type": "string", "description": "Replacement for search; \"\" deletes."},
-          "skiplines": {"type": "integer", "minimum": 0, "description": "Lines to skip before searching; when given, the first occurrence after them is replaced even if the text occurs again."}
-        },
-        "required": ["path"],
-        "additionalProperties": false
-      }
-    }
-  },
-  "required": ["operations"],
-  "additionalProperties": false
-}`)
+	return patchContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *PatchTool) Contract() *Contract { return patchContract }
 
 func (t *PatchTool) SummarizeCall(args json.RawMessage) string {
 	var p patchParams

@@ -17,7 +17,7 @@ import (
 )
 
 //go:embed read_file.md
-var readFileDescription string
+var readFileTemplate string
 
 const (
 	readDefaultLimit = 500
@@ -32,26 +32,24 @@ const (
 type ReadFileTool struct{ ws *Workspace }
 
 type readFileParams struct {
-	Path  string `json:"path"`
-	Seek  int    `json:"seek"`
-	Limit int    `json:"limit"`
+	Path  string `json:"path" jsonschema:"File relative to the workspace root."`
+	Seek  int    `json:"seek,omitempty" jsonschema:"Zero-based index of the first line to return. Default 0."`
+	Limit int    `json:"limit,omitempty" jsonschema:"Maximum number of lines to return. Default {{.DefaultLimit}}."`
 }
 
+var readFileContract = NewContract[readFileParams](readFileTemplate, Vars{
+	"DefaultLimit": readDefaultLimit, "MaxLimit": readMaxLimit, "MaxLineLen": readMaxLineLen, "MaxBytes": readMaxBytes,
+}, Minimum("seek", 0), Minimum("limit", 1), Maximum("limit", readMaxLimit))
+
 func (t *ReadFileTool) Name() string        { return "read_file" }
-func (t *ReadFileTool) Description() string { return readFileDescription }
+func (t *ReadFileTool) Description() string { return readFileContract.Description() }
 func (t *ReadFileTool) Access() Access      { return ReadOnly }
 func (t *ReadFileTool) Parameters() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File relative to the workspace root."},
-    "seek": {"type": "integer", "minimum": 0, "description": "Zero-based index of the first line to return. Default 0."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "Maximum number of lines to return. Default 500."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`)
+	return readFileContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *ReadFileTool) Contract() *Contract { return readFileContract }
 
 func (t *ReadFileTool) SummarizeCall(args json.RawMessage) string {
 	var p readFileParams

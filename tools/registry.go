@@ -69,6 +69,11 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 		if _, dup := r.byName[name]; dup {
 			return nil, fmt.Errorf("tools: duplicate tool %q", name)
 		}
+		if ct, ok := t.(Contracted); ok {
+			if err := ct.Contract().Err(); err != nil {
+				return nil, fmt.Errorf("tools: %s: %w", name, err)
+			}
+		}
 		params := t.Parameters()
 		if !json.Valid(params) {
 			return nil, fmt.Errorf("tools: %s: parameters are not valid JSON", name)

@@ -9,7 +9,7 @@ import (
 )
 
 //go:embed ripgrep.md
-var ripgrepDescription string
+var ripgrepTemplate string
 
 const (
 	rgDefaultLimit = 100
@@ -20,32 +20,27 @@ const (
 type RipgrepTool struct{ ws *Workspace }
 
 type ripgrepParams struct {
-	Pattern       string `json:"pattern"`
-	Path          string `json:"path"`
-	Glob          string `json:"glob"`
-	IgnoreCase    bool   `json:"ignore_case"`
-	IncludeHidden bool   `json:"include_hidden"`
-	Limit         int    `json:"limit"`
+	Pattern       string `json:"pattern" jsonschema:"Regular expression (RE2), matched line by line."`
+	Path          string `json:"path,omitempty" jsonschema:"Directory or file to search, relative to the workspace root. Default: the root."`
+	Glob          string `json:"glob,omitempty" jsonschema:"Only search files matching this glob, e.g. \"*.go\"; a leading ! excludes."`
+	IgnoreCase    bool   `json:"ignore_case,omitempty" jsonschema:"Case-insensitive matching. Default false."`
+	IncludeHidden bool   `json:"include_hidden,omitempty" jsonschema:"Also search hidden files and directories. Default false."`
+	Limit         int    `json:"limit,omitempty" jsonschema:"Maximum matching lines returned. Default {{.DefaultLimit}}."`
 }
 
+var ripgrepContract = NewContract[ripgrepParams](ripgrepTemplate, Vars{
+	"DefaultLimit": rgDefaultLimit, "MaxLimit": rgMaxLimit, "MaxFileSize": DefaultMaxSearchFileSize, "MaxLineLen": DefaultMaxLineLen,
+}, Minimum("limit", 1), Maximum("limit", rgMaxLimit))
+
 func (t *RipgrepTool) Name() string        { return "ripgrep" }
-func (t *RipgrepTool) Description() string { return ripgrepDescription }
+func (t *RipgrepTool) Description() string { return ripgrepContract.Description() }
 func (t *RipgrepTool) Access() Access      { return ReadOnly }
 func (t *RipgrepTool) Parameters() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "description": "Regular expression (RE2), matched line by line."},
-    "path": {"type": "string", "description": "Directory or file to search, relative to the workspace root. Default: the root."},
-    "glob": {"type": "string", "description": "Only search files matching this glob, e.g. \"*.go\"; a leading ! excludes."},
-    "ignore_case": {"type": "boolean", "description": "Case-insensitive matching. Default false."},
-    "include_hidden": {"type": "boolean", "description": "Also search hidden files and directories. Default false."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Maximum matching lines returned. Default 100."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`)
+	return ripgrepContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *RipgrepTool) Contract() *Contract { return ripgrepContract }
 
 func (t *RipgrepTool) SummarizeCall(args json.RawMessage) string {
 	var p ripgrepParams

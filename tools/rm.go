@@ -8,17 +8,23 @@ import (
 )
 
 //go:embed rm.md
-var rmDescription string
+var rmTemplate string
+
+var rmContract = NewContract[pathParams](rmTemplate, Vars{"Target": "File to delete", "MaxUndoContent": MaxUndoContent})
 
 // RmTool deletes one file, keeping its content in the undo log.
 type RmTool struct{ ws *Workspace }
 
 func (t *RmTool) Name() string        { return "rm" }
-func (t *RmTool) Description() string { return rmDescription }
+func (t *RmTool) Description() string { return rmContract.Description() }
 func (t *RmTool) Access() Access      { return Mutating }
 func (t *RmTool) Parameters() json.RawMessage {
-	return pathSchema("File to delete, relative to the workspace root.")
+	return rmContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *RmTool) Contract() *Contract { return rmContract }
+
 func (t *RmTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
 
 func (t *RmTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {

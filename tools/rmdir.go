@@ -9,7 +9,9 @@ import (
 )
 
 //go:embed rmdir.md
-var rmdirDescription string
+var rmdirTemplate string
+
+var rmdirContract = NewContract[pathParams](rmdirTemplate, Vars{"Target": "Directory to delete with everything in it"})
 
 // maxReloadPaths bounds how many removed files rmdir hands to the editor.
 const maxReloadPaths = 1000
@@ -18,11 +20,15 @@ const maxReloadPaths = 1000
 type RmdirTool struct{ ws *Workspace }
 
 func (t *RmdirTool) Name() string        { return "rmdir" }
-func (t *RmdirTool) Description() string { return rmdirDescription }
+func (t *RmdirTool) Description() string { return rmdirContract.Description() }
 func (t *RmdirTool) Access() Access      { return Mutating }
 func (t *RmdirTool) Parameters() json.RawMessage {
-	return pathSchema("Directory to delete with everything in it, relative to the workspace root.")
+	return rmdirContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *RmdirTool) Contract() *Contract { return rmdirContract }
+
 func (t *RmdirTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
 
 func (t *RmdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {

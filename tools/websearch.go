@@ -10,7 +10,7 @@ import (
 )
 
 //go:embed websearch.md
-var websearchDescription string
+var websearchTemplate string
 
 const (
 	websearchDefaultResults = 5
@@ -34,13 +34,20 @@ var (
 type WebsearchTool struct{ c *tavilyClient }
 
 type websearchParams struct {
-	Query          string   `json:"query"`
-	MaxResults     *int     `json:"max_results"`
-	Topic          string   `json:"topic"`
-	TimeRange      string   `json:"time_range"`
-	IncludeDomains []string `json:"include_domains"`
-	ExcludeDomains []string `json:"exclude_domains"`
+	Query          string   `json:"query" jsonschema:"What to search for, as a natural-language question or keywords."`
+	MaxResults     *int     `json:"max_results,omitempty" jsonschema:"Maximum number of results. Default {{.DefaultResults}}."`
+	Topic          string   `json:"topic,omitempty" jsonschema:"Search category. Default general; news for current events."`
+	TimeRange      string   `json:"time_range,omitempty" jsonschema:"Only results published within this period before now."`
+	IncludeDomains []string `json:"include_domains,omitempty" jsonschema:"Only search these domains, e.g. [\"go.dev\", \"pkg.go.dev\"]."`
+	ExcludeDomains []string `json:"exclude_domains,omitempty" jsonschema:"Leave out results from these domains."`
 }
+
+var websearchContract = NewContract[websearchParams](websearchTemplate, Vars{
+	"DefaultResults": websearchDefaultResults, "MaxResults": websearchMaxResults, "MaxQuery": websearchMaxQuery,
+	"MaxAnswer": websearchMaxAnswer, "MaxContent": websearchMaxContent,
+}, MinLength("query", 1), MaxLength("query", websearchMaxQuery), Minimum("max_results", 1), Maximum("max_results", websearchMaxResults),
+	Enum("topic", websearchTopics...), Enum("time_range", "day", "week", "month", "year"),
+	MaxItems("include_domains", websearchMaxInclude), MaxItems("exclude_domains", websearchMaxExclude))
 
 // tavilySearchRequest is the POST /search body. The key travels only in the
 // Authorization header.
@@ -80,26 +87,17 @@ type websearchResult struct {
 }
 
 func (t *WebsearchTool) Name() string        { return "websearch" }
-func (t *WebsearchTool) Description() string { return websearchDescription }
+func (t *WebsearchTool) Description() string { return websearchContract.Description() }
 
 // Access is ReadOnly: the tool changes nothing locally, so subagents may use
 // it; without a key it simply fails.
 func (t *WebsearchTool) Access() Access { return ReadOnly }
 func (t *WebsearchTool) Parameters() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "query": {"type": "string", "minLength": 1, "maxLength": 400, "description": "What to search for, as a natural-language question or keywords."},
-    "max_results": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Maximum number of results. Default 5."},
-    "topic": {"type": "string", "enum": ["general", "news", "finance"], "description": "Search category. Default general; news for current events."},
-    "time_range": {"type": "string", "enum": ["day", "week", "month", "year"], "description": "Only results published within this period before now."},
-    "include_domains": {"type": "array", "items": {"type": "string"}, "maxItems": 300, "description": "Only search these domains, e.g. [\"go.dev\", \"pkg.go.dev\"]."},
-    "exclude_domains": {"type": "array", "items": {"type": "string"}, "maxItems": 150, "description": "Leave out results from these domains."}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-}`)
+	return websearchContract.Parameters()
 }
+
+// Contract implements Contracted.
+func (t *WebsearchTool) Contract() *Contract { return websearchContract }
 
 func (t *WebsearchTool) SummarizeCall(args json.RawMessage) string {
 	var p websearchParams

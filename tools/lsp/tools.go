@@ -13,15 +13,15 @@ import (
 
 var (
 	//go:embed lsp_definition.md
-	definitionDescription string
+	definitionTemplate string
 	//go:embed lsp_references.md
-	referencesDescription string
+	referencesTemplate string
 	//go:embed lsp_hover.md
-	hoverDescription string
+	hoverTemplate string
 	//go:embed lsp_symbols.md
-	symbolsDescription string
+	symbolsTemplate string
 	//go:embed lsp_diagnostics.md
-	diagnosticsDescription string
+	diagnosticsTemplate string
 )
 
 // Output bounds.
@@ -39,9 +39,9 @@ const (
 // them when it has language servers).
 func Tools(ws *tools.Workspace) []tools.Tool {
 	return []tools.Tool{
-		&positionTool{ws: ws, name: "lsp_definition", method: tools.LSPDefinition, desc: definitionDescription},
-		&positionTool{ws: ws, name: "lsp_references", method: tools.LSPReferences, desc: referencesDescription, limited: true},
-		&positionTool{ws: ws, name: "lsp_hover", method: tools.LSPHover, desc: hoverDescription},
+		&positionTool{ws: ws, name: "lsp_definition", method: tools.LSPDefinition, contract: definitionContract},
+		&positionTool{ws: ws, name: "lsp_references", method: tools.LSPReferences, contract: referencesContract, limited: true},
+		&positionTool{ws: ws, name: "lsp_hover", method: tools.LSPHover, contract: hoverContract},
 		&symbolsTool{ws: ws},
 		&diagnosticsTool{ws: ws},
 	}
@@ -94,48 +94,42 @@ func plural(n int, one, many string) string {
 
 // positionParams are the arguments of the tools that ask about one place.
 type positionParams struct {
-	Path   string `json:"path"`
-	Line   int    `json:"line"`
-	Column *int   `json:"column"`
-	Symbol string `json:"symbol"`
+	Path   string `json:"path" jsonschema:"File relative to the workspace root."`
+	Line   int    `json:"line" jsonschema:"One-based line number."`
+	Column *int   `json:"column,omitempty" jsonschema:"One-based column in characters. Give column or symbol."`
+	Symbol string `json:"symbol,omitempty" jsonschema:"Identifier on that line; its first whole-word occurrence is used. Give column or symbol."`
 }
 
 // referencesParams adds limit (lsp_references).
 type referencesParams struct {
 	positionParams
-	Limit *int `json:"limit"`
+	Limit *int `json:"limit,omitempty" jsonschema:"Most results to list. Default {{.DefaultLimit}}."`
 }
 
+var (
+	definitionContract = tools.NewContract[positionParams](definitionTemplate, nil, tools.Minimum("line", 1), tools.Minimum("column", 1))
+	hoverContract      = tools.NewContract[positionParams](hoverTemplate, tools.Vars{"MaxHover": maxHover},
+		tools.Minimum("line", 1), tools.Minimum("column", 1))
+	referencesContract = tools.NewContract[referencesParams](referencesTemplate, tools.Vars{"DefaultLimit": defaultReferences, "MaxLimit": maxReferences},
+		tools.Minimum("line", 1), tools.Minimum("column", 1), tools.Minimum("limit", 1), tools.Maximum("limit", maxReferences))
+)
+
 type positionTool struct {
-	ws      *tools.Workspace
-	name    string
-	method  string
-	desc    string
-	limited bool // takes limit
+	ws       *tools.Workspace
+	name     string
+	method   string
+	contract *tools.Contract
+	limited  bool // takes limit
 }
 
 func (t *positionTool) Name() string         { return t.name }
-func (t *positionTool) Description() string  { return t.desc }
+func (t *positionTool) Description() string  { return t.contract.Description() }
 func (t *positionTool) Access() tools.Access { return tools.ReadOnly }
 
-func (t *positionTool) Parameters() json.RawMessage {
-	limit := ""
-	if t.limited {
-		limit = fmt.Sprintf(`,
-    "limit": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Most results to list. Default %d."}`, maxReferences, defaultReferences)
-	}
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File relative to the workspace root."},
-    "line": {"type": "integer", "minimum": 1, "description": "One-based line number."},
-    "column": {"type": "integer", "minimum": 1, "description": "One-based column in characters. Give column or symbol."},
-    "symbol": {"type": "string", "description": "Identifier on that line; its first whole-word occurrence is used. Give column or symbol."}` + limit + `
-  },
-  "required": ["path", "line"],
-  "additionalProperties": false
-}`)
-}
+func (t *positionTool) Parameters() json.RawMessage { return t.contract.Parameters() }
+
+// Contract implements tools.Contracted.
+func (t *positionTool) Contract() *tools.Contract { return t.contract }
 
 func (t *positionTool) SummarizeCall(args json.RawMessage) string {
 	var p positionParams
@@ -246,26 +240,24 @@ func result(r *tools.Result) tools.Result {
 }
 
 type symbolsParams struct {
-	Query string `json:"query"`
-	Limit *int   `json:"limit"`
+	Query string `json:"query" jsonschema:"Name or part of a name, as the language server matches it (often fuzzy)."`
+	Limit *int   `json:"limit,omitempty" jsonschema:"Most symbols to list. Default {{.DefaultLimit}}."`
 }
+
+var symbolsContract = tools.NewContract[symbolsParams](symbolsTemplate, tools.Vars{"DefaultLimit": defaultSymbols, "MaxLimit": maxSymbols},
+	tools.Minimum("limit", 1), tools.Maximum("limit", maxSymbols))
 
 type symbolsTool struct{ ws *tools.Workspace }
 
 func (t *symbolsTool) Name() string         { return "lsp_symbols" }
-func (t *symbolsTool) Description() string  { return symbolsDescription }
+func (t *symbolsTool) Description() string  { return symbolsContract.Description() }
 func (t *symbolsTool) Access() tools.Access { return tools.ReadOnly }
 func (t *symbolsTool) Parameters() json.RawMessage {
-	return json.RawMessage(fmt.Sprintf(`{
-  "type": "object",
-  "properties": {
-    "query": {"type": "string", "description": "Name or part of a name, as the language server matches it (often fuzzy)."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Most symbols to list. Default %d."}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-}`, maxSymbols, defaultSymbols))
+	return symbolsContract.Parameters()
 }
+
+// Contract implements tools.Contracted.
+func (t *symbolsTool) Contract() *tools.Contract { return symbolsContract }
 
 func (t *symbolsTool) SummarizeCall(args json.RawMessage) string {
 	var p symbolsParams
@@ -317,23 +309,22 @@ func (t *symbolsTool) Run(ctx context.Context, _ tools.Invocation, args json.Raw
 }
 
 type diagnosticsParams struct {
-	Path string `json:"path"`
+	Path string `json:"path,omitempty" jsonschema:"File relative to the workspace root. Omit for every file loaded in Neovim."`
 }
+
+var diagnosticsContract = tools.NewContract[diagnosticsParams](diagnosticsTemplate, tools.Vars{"MaxShown": maxDiagnosticsShown})
 
 type diagnosticsTool struct{ ws *tools.Workspace }
 
 func (t *diagnosticsTool) Name() string         { return "lsp_diagnostics" }
-func (t *diagnosticsTool) Description() string  { return diagnosticsDescription }
+func (t *diagnosticsTool) Description() string  { return diagnosticsContract.Description() }
 func (t *diagnosticsTool) Access() tools.Access { return tools.ReadOnly }
 func (t *diagnosticsTool) Parameters() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File relative to the workspace root. Omit for every file loaded in Neovim."}
-  },
-  "additionalProperties": false
-}`)
+	return diagnosticsContract.Parameters()
 }
+
+// Contract implements tools.Contracted.
+func (t *diagnosticsTool) Contract() *tools.Contract { return diagnosticsContract }
 
 func (t *diagnosticsTool) SummarizeCall(args json.RawMessage) string {
 	var p diagnosticsParams

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/plan"
+	"github.com/fido-nvim/fido/tools"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// quietUI is an agent.UI that shows nothing: enough for building a backend
+// without Neovim. A method not listed here panics when called.
+type quietUI struct{ agent.UI }
+
+func (quietUI) Info(agent.SessionInfo)         {}
+func (quietUI) SetState(agent.TurnState)       {}
+func (quietUI) Usage(_, _ agent.Usage)         {}
+func (quietUI) Plan(*plan.Plan)                {}
+func (quietUI) Notify(string, agent.Level)     {}
+func (quietUI) Error(string)                   {}
+func (quietUI) Notice(string)                  {}
+func (quietUI) Subagent(*agent.SubagentStatus) {}
+
+// builtinRegistry builds the registry the host really advertises, through
+// the composition root, without Neovim and without MCP servers.
+func builtinRegistry(t *testing.T) *tools.Registry {
+	t.Helper()
+	configHome := t.TempDir() // no user mcp.json
+	getenv := func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return configHome
+		}
+		return ""
+	}
+	cfg := agent.Config{Model: "test/model", APIKey: "test-key", BaseURL: "http://127.0.0.1:9", ContextTokens: 100000,
+		StateRoot: t.TempDir(), ConfigDir: filepath.Join(configHome, "fido")}
+	b, err := newBackend(cfg, t.TempDir(), getenv, quietUI{}, nil, log.New(io.Discard, "", 0))
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	return b.(*backend).Registry()
+}
+
+// specBytes encodes specs without HTML escaping, so the golden file shows
+// the spec bytes exactly as the registry holds them.
+func specBytes(t *testing.T, specs []tools.Spec) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(specs))
+	return b.String()
+}
+
+// The catalog (every built-in tool's name, description and parameter schema,
+// in advertised order) is the cached prompt prefix: it is the same bytes in
+// every build and run, and any change to it shows in testdata/catalog.json
+// (go test ./cmd/fido -run TestCatalogGolden -update rewrites it).
+func TestCatalogGolden(t *testing.T) {
+	reg := builtinRegistry(t)
+	got := specBytes(t, reg.Specs())
+	require.Equal(t, got, specBytes(t, builtinRegistry(t).Specs()), "a second composition advertises the same bytes")
+
+	var pretty bytes.Buffer
+	require.NoError(t, json.Indent(&pretty, []byte(got), "", "  "))
+	golden := filepath.Join("testdata", "catalog.json")
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(golden, pretty.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), pretty.String(), "the catalog changed; check the diff and rerun with -update")
+}
+
+// Every tool the host advertises takes its schema and description from its
+// params struct and its constants, and they agree (tools.CheckContract): the
+// struct's fields are the schema's properties with their JSON types and
+// required-ness, every limit a description states is rendered from the
+// constant the schema bounds with, and no template text is left.
+func TestBuiltinToolContracts(t *testing.T) {
+	reg := builtinRegistry(t)
+	require.GreaterOrEqual(t, len(reg.Tools()), 20, "the whole built-in catalog")
+	for _, tool := range reg.Tools() {
+		t.Run(tool.Name(), func(t *testing.T) {
+			assert.NoError(t, tools.CheckContract(tool))
+		})
+	}
+}
