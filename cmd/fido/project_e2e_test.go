@@ -120,7 +120,7 @@ func TestE2EModelSwitch(t *testing.T) {
 	require.NoError(t, f.Command("Fido /model x/y"))
 	f.WaitFor(t, `require("fido").status().model == "x/y"`, 5*time.Second, `require("fido").status()`)
 	f.WaitFor(t, `require("fido").status().context.limit == 30000`, 5*time.Second, `require("fido").status()`)
-	assert.Contains(t, f.transcript(t), "the provider's cache starts cold")
+	f.waitTranscript(t, "the provider's cache starts cold", 5*time.Second)
 	require.NoError(t, f.Command("Fido /model no/such-model"))
 	f.waitTranscript(t, "not in the endpoint's model list", 5*time.Second)
 	assert.True(t, f.Bool(t, `require("fido").status().model == "x/y"`), "the model stays")
