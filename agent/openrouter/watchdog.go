@@ -8,14 +8,15 @@ import (
 
 // watchdog cancels an attempt that received no data for its idle limit.
 // Data lines only bump a counter (touch), so a fast stream pays one atomic
-// add per line instead of a timer reset; the timer looks at the counter
-// every half limit and fires after two looks without activity, that is
-// between one and one and a half limits after the last data line.
+// add per line instead of a timer reset or a clock read; the timer looks at
+// the counter every quarter of the limit and fires after watchdogLooks
+// looks in a row without activity: between one and one and a quarter
+// limits after the last data line.
 type watchdog struct {
 	seen   atomic.Int64
 	fired  atomic.Bool
 	cancel func()
-	half   time.Duration
+	every  time.Duration
 
 	mu      sync.Mutex // guards the fields below, used by check and stop
 	timer   *time.Timer
@@ -24,10 +25,13 @@ type watchdog struct {
 	stopped bool
 }
 
+// watchdogLooks is how many looks without activity make a stall.
+const watchdogLooks = 4
+
 func startWatchdog(idle time.Duration, cancel func()) *watchdog {
-	w := &watchdog{cancel: cancel, half: max(idle/2, time.Millisecond)}
+	w := &watchdog{cancel: cancel, every: max(idle/watchdogLooks, time.Millisecond)}
 	w.mu.Lock()
-	w.timer = time.AfterFunc(w.half, w.check)
+	w.timer = time.AfterFunc(w.every, w.check)
 	w.mu.Unlock()
 	return w
 }
@@ -54,12 +58,12 @@ func (w *watchdog) check() {
 	} else {
 		w.quiet++
 	}
-	if w.quiet >= 2 {
+	if w.quiet >= watchdogLooks {
 		w.fired.Store(true)
 		w.cancel()
 		return
 	}
-	w.timer.Reset(w.half)
+	w.timer.Reset(w.every)
 }
 
 func (w *watchdog) stop() {
