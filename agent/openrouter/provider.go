@@ -222,6 +222,7 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(agent.
 
 	acc := newAccumulator(onDelta)
 	events := newEventReader(hresp.Body, wd)
+	done := actx.Done()
 	var recvErr error
 	for {
 		payload, err := events.next()
@@ -232,6 +233,12 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(agent.
 		if perr := acc.chunk(payload, events.errorEvent); perr != nil {
 			perr.Message = p.label + " reported an error mid-answer: " + perr.Message
 			return agent.Response{}, perr, acc.delivered
+		}
+		// A cancel stops the deltas at once, even while the read buffer
+		// still holds chunks that arrived before it.
+		if closed(done) {
+			recvErr = actx.Err()
+			break
 		}
 	}
 	return p.finish(ctx, hresp.Header.Get("X-Generation-Id"), acc, events, wd, recvErr)
@@ -275,6 +282,16 @@ func (p *Provider) finish(ctx context.Context, genID string, acc *accumulator, e
 		genID = acc.id
 	}
 	return acc.response(genID), nil, acc.delivered
+}
+
+// closed reports whether ch is closed, without waiting.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // setHeaders adds the key and OpenRouter's attribution headers.

@@ -627,6 +627,24 @@ func TestStreamCancel(t *testing.T) {
 	})
 }
 
+// A cancel from inside onDelta stops the deltas at once, although the
+// rest of the answer is already buffered (an in-memory body).
+func TestStreamCancelStopsBufferedDeltas(t *testing.T) {
+	body := llmtest.Reply().ContentDeltas(5000, "x").Finish("stop").Render(1, "test/model")
+	p := New(Config{BaseURL: "http://mem/api/v1", HTTPClient: &http.Client{Transport: memTransport{body}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	_, err := p.Stream(ctx, userRequest("hi"), func(agent.Delta) {
+		n++
+		if n == 3 {
+			cancel()
+		}
+	})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 3, n)
+}
+
 func TestStreamConnectionRefusedIsRetried(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

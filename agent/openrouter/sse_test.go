@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/agent"
 )
 
 // readEvents reads every payload until next fails, copying each (a payload
@@ -180,5 +182,26 @@ func TestHasStringValue(t *testing.T) {
 		{`{"choices":[{"delta":{"content":"finish_reason"}}]}`, false},
 	} {
 		assert.Equal(t, tt.want, hasStringValue([]byte(tt.json), finishMark), tt.json)
+	}
+}
+
+// A chunk's finish reason is found wherever the key sits and however the
+// JSON is spaced; a null one leaves the reason unset.
+func TestChunkFinishReason(t *testing.T) {
+	for _, tt := range []struct {
+		chunk, want string
+	}{
+		{`{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null,"native_finish_reason":null}]}`, ""},
+		{`{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"length"}]}`, "length"},
+		{`{"choices": [{"index": 0, "delta": {"content": "a"}, "finish_reason": "stop"}]}`, "stop"},
+		{`{"choices":[{"finish_reason":"tool_calls","index":0,"delta":{"content":"a"}}]}`, "tool_calls"},
+		{`{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null,"native_finish_reason":"STOP"}]}`, ""},
+		{`{"choices":[{"index":0,"delta":{"content":"a"}}],"finish_reason":"stop"}`, ""},
+	} {
+		var got []agent.Delta
+		acc := newAccumulator(func(d agent.Delta) { got = append(got, d) })
+		require.Nil(t, acc.chunk([]byte(tt.chunk), false))
+		assert.Equal(t, tt.want, acc.finishReason, tt.chunk)
+		assert.Equal(t, []agent.Delta{{Kind: agent.DeltaContent, Text: "a"}}, got, tt.chunk)
 	}
 }

@@ -60,8 +60,10 @@ func (a *accumulator) emit(d agent.Delta) {
 // costs about what the floor of any reader costs, one gjson path lookup:
 // the delta is fetched by path, and the rest of the chunk is parsed only
 // when a substring search shows a key that matters (error, usage, a finish
-// reason that is a string). gjson's *Bytes functions copy only what they
-// return, so a delta's text keeps a few bytes alive, not the whole chunk.
+// reason that is a string; in compact chunks a null finish_reason right
+// after the delta spares the last search). gjson's *Bytes functions copy
+// only what they return, so a delta's text keeps a few bytes alive, not the
+// whole chunk.
 func (a *accumulator) chunk(payload []byte, errorEvent bool) *agent.ProviderError {
 	if errorEvent || bytes.Contains(payload, errorMark) {
 		if e := gjson.GetBytes(payload, "error"); e.Exists() && e.Type != gjson.Null {
@@ -79,8 +81,10 @@ func (a *accumulator) chunk(payload []byte, errorEvent bool) *agent.ProviderErro
 			a.setUsage(u)
 		}
 	}
-	if !hasStringValue(payload, finishMark) {
-		if delta := gjson.GetBytes(payload, "choices.0.delta"); delta.IsObject() {
+	delta := gjson.GetBytes(payload, "choices.0.delta")
+	if nullFinishAfter(payload, delta) || !hasStringValue(payload, finishMark) {
+		// No finish reason in this chunk: the delta is all there is.
+		if delta.IsObject() {
 			a.delta(delta)
 		}
 		return nil
@@ -104,6 +108,18 @@ var (
 	usageMark  = []byte(`usage"`)
 	finishMark = []byte(`h_reason"`)
 )
+
+// nullFinish is how compact chunks (OpenRouter's, OpenAI's) go on after
+// the delta when they carry no finish reason.
+var nullFinish = []byte(`,"finish_reason":null`)
+
+// nullFinishAfter reports that the delta found in payload is directly
+// followed by a null finish_reason: then the choice has none, and the
+// search for one can be skipped.
+func nullFinishAfter(payload []byte, delta gjson.Result) bool {
+	end := delta.Index + len(delta.Raw)
+	return delta.Index > 0 && end <= len(payload) && bytes.HasPrefix(payload[end:], nullFinish)
+}
 
 // hasStringValue reports whether some occurrence of key in a JSON text is a
 // key whose value is a string (key, optional white space, colon, optional
