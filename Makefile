@@ -1,16 +1,16 @@
 # Fido for Neovim. `make` builds bin/fido and doc/tags; `make run` starts
 # Neovim with Fido on this directory; `make test` runs vet, gofmt and every
 # test with -race; `make bench` measures rendering and tool speed against
-# naive code, rg and fd, and the cost of one
-# javascript_execute call; `make lint` runs staticcheck, the go.mod tidiness
-# check, gofmt, StyLua and the darwin/windows cross-builds (tools come from
-# scripts/ensure-tools).
+# naive code, rg and fd, the provider's stream reader against a floor
+# reader, and the cost of one javascript_execute call; `make lint` runs
+# staticcheck, the go.mod tidiness check, gofmt, StyLua and the
+# darwin/windows cross-builds (tools come from scripts/ensure-tools).
 GO      ?= go
 NVIM_BIN ?= nvim
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-tools bench-js bench-conversations clean FORCE
+.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-tools bench-provider bench-js bench-conversations clean FORCE
 
 all: build doc/tags
 
@@ -62,7 +62,7 @@ test: build fmt-check vet
 	@bash scripts/ensure-nvim
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-bench: build bench-render bench-tools bench-js bench-conversations
+bench: build bench-render bench-tools bench-provider bench-js bench-conversations
 
 bench-render: build
 	$(GO) run ./cmd/renderbench
@@ -71,6 +71,12 @@ bench-tools:
 	@command -v rg >/dev/null && command -v fdfind >/dev/null || \
 	  { echo "make bench needs ripgrep and fd-find: apt-get install -y ripgrep fd-find"; exit 1; }
 	$(GO) run ./cmd/toolbench
+
+# The provider reading 20,000 deltas from memory: CPU and allocations per
+# delta beside a floor reader that only splits lines and parses each chunk
+# with gjson (goal: within 2x of the floor).
+bench-provider:
+	$(GO) test -run '^$$' -bench 'Stream20kDeltasInMemory' -benchtime 40x ./agent/openrouter/
 
 # One javascript_execute call: each snippet runs in a bin/fido js-worker process.
 bench-js: build

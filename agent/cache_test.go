@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"fmt"
@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/agent/llmtest"
+	"github.com/fido-nvim/fido/agent/openrouter"
 	"github.com/fido-nvim/fido/tools"
 )
 
@@ -23,10 +25,10 @@ func TestCacheBreakpointsForClaudeAndGemini(t *testing.T) {
 	}{{"anthropic/claude-sonnet-4.5", true}, {"google/gemini-2.5-pro", true}, {"openai/gpt-5", false}, {"xiaomi/mimo-v2.6-flash", false}} {
 		t.Run(tc.model, func(t *testing.T) {
 			srv := llmtest.NewServer(t)
-			reg, err := tools.NewRegistry(&echoTool{name: "echo"})
+			reg, err := tools.NewRegistry(agent.NewEchoTool("echo"))
 			require.NoError(t, err)
-			provider := NewOpenRouter(OpenRouterConfig{BaseURL: srv.URL(), APIKey: "test-key", MaxRetries: -1})
-			s, _ := newTestSession(t, provider, SessionConfig{Registry: reg, Model: tc.model})
+			provider := openrouter.New(openrouter.Config{BaseURL: srv.URL(), APIKey: "test-key", MaxRetries: -1})
+			s, _ := agent.NewTestSession(t, provider, agent.SessionConfig{Registry: reg, Model: tc.model})
 			for i := 0; i < 3; i++ {
 				srv.Enqueue(
 					llmtest.Reply().ToolCall(fmt.Sprint("c", i), "echo", `{"text":"x"}`, 1).Finish("tool_calls").
@@ -34,7 +36,7 @@ func TestCacheBreakpointsForClaudeAndGemini(t *testing.T) {
 					llmtest.Text(fmt.Sprint("ok ", i)),
 				)
 				s.Submit(fmt.Sprint("turn ", i))
-				waitIdle(t, s)
+				agent.WaitIdle(t, s)
 			}
 			reqs := srv.Requests()
 			require.Len(t, reqs, 6)

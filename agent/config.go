@@ -23,6 +23,10 @@ const DefaultModel = "xiaomi/mimo-v2.6-flash"
 // DefaultBaseURL is OpenRouter's OpenAI-compatible API.
 const DefaultBaseURL = "https://openrouter.ai/api/v1"
 
+// DefaultIdleTimeout is how long a model stream may go without a data line
+// before the provider gives up on it (FIDO_IDLE_TIMEOUT).
+const DefaultIdleTimeout = 120 * time.Second
+
 // Config is the resolved configuration of a Fido process.
 type Config struct {
 	APIKey    string
@@ -81,7 +85,7 @@ func ConfigFromEnv(getenv func(string) string) Config {
 		if d, ok := parseTimeout(v); ok {
 			c.IdleTimeout = d
 		} else {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("FIDO_IDLE_TIMEOUT=%q is not a positive duration (e.g. 90s, 2m, or seconds); using %s", v, shortDuration(DefaultIdleTimeout)))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("FIDO_IDLE_TIMEOUT=%q is not a positive duration (e.g. 90s, 2m, or seconds); using %s", v, DefaultIdleTimeout))
 		}
 	}
 	if c.BaseURL == "" {

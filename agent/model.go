@@ -6,7 +6,20 @@ import (
 	"strings"
 )
 
-// ModelLister reads the endpoint's model list (OpenRouter.Models).
+// ModelInfo is one entry of the endpoint's model list.
+type ModelInfo struct {
+	ID      string
+	Context int // tokens; 0 when the list does not say
+	// PromptPrice and CompletionPrice are dollars per million tokens (-1:
+	// not listed).
+	PromptPrice, CompletionPrice float64
+	// Tools says whether the model supports tool calls (false when the list
+	// does not say).
+	Tools bool
+}
+
+// ModelLister reads the endpoint's model list (the provider's, e.g.
+// openrouter.Provider.Models); the session keeps it for /model.
 type ModelLister func(ctx context.Context) ([]ModelInfo, error)
 
 // modelLabel is a /model picker line: id, window, prices, tool support.

@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"encoding/json"
@@ -10,12 +10,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/agent/llmtest"
+	"github.com/fido-nvim/fido/agent/openrouter"
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
 )
 
-// Over the wire, through the real go-openai client: messages[0] and the tool
+// Over the wire, through the real provider: messages[0] and the tool
 // list are byte-identical across many turns and 50 plan updates, the plan
 // never enters the system message, and a restarted session restores the
 // complete plan as a tool result right after the system message.
@@ -27,16 +29,17 @@ func TestPrefixStableAcrossPlanUpdatesOverHTTP(t *testing.T) {
 	require.Empty(t, notice)
 
 	var shown []plan.Plan
-	reg, err := tools.NewRegistry(&echoTool{name: "echo"}, plan.NewUpdateTool(store, func(p plan.Plan) { shown = append(shown, p) }))
+	reg, err := tools.NewRegistry(agent.NewEchoTool("echo"), plan.NewUpdateTool(store, func(p plan.Plan) { shown = append(shown, p) }))
 	require.NoError(t, err)
-	provider := NewOpenRouter(OpenRouterConfig{BaseURL: srv.URL(), APIKey: "test-key", MaxRetries: -1})
-	newSession := func() (*Session, *recUI) {
-		return newTestSession(t, provider, SessionConfig{Registry: reg, Plans: store,
+	provider := openrouter.New(openrouter.Config{BaseURL: srv.URL(), APIKey: "test-key", MaxRetries: -1})
+	newSession := func() *agent.Session {
+		s, _ := agent.NewTestSession(t, provider, agent.SessionConfig{Registry: reg, Plans: store,
 			SystemPrompt: func() string {
-				return BuildSystemPrompt(PromptInput{Root: "/w", Listing: "go.mod\nmain.go\n", ToolNames: reg.Names()})
+				return agent.BuildSystemPrompt(agent.PromptInput{Root: "/w", Listing: "go.mod\nmain.go\n", ToolNames: reg.Names()})
 			}})
+		return s
 	}
-	s, _ := newSession()
+	s := newSession()
 
 	const updates = 50
 	for i := 1; i <= updates; i++ {
@@ -46,7 +49,7 @@ func TestPrefixStableAcrossPlanUpdatesOverHTTP(t *testing.T) {
 			llmtest.Text(fmt.Sprint("ok ", i)),
 		)
 		s.Submit(fmt.Sprint("turn ", i))
-		waitIdle(t, s)
+		agent.WaitIdle(t, s)
 	}
 	reqs := srv.Requests()
 	require.Len(t, reqs, 2*updates)
@@ -75,10 +78,10 @@ func TestPrefixStableAcrossPlanUpdatesOverHTTP(t *testing.T) {
 	store2, _, err := plan.OpenStore(statePath)
 	require.NoError(t, err)
 	store = store2
-	s2, _ := newSession()
+	s2 := newSession()
 	srv.Enqueue(llmtest.Text("restored"))
 	s2.Submit("where were we?")
-	waitIdle(t, s2)
+	agent.WaitIdle(t, s2)
 	reqs, err = srv.WaitRequests(2*updates+1, 2*time.Second)
 	require.NoError(t, err)
 	r := reqs[len(reqs)-1]

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/agent/llmtest"
+	"github.com/fido-nvim/fido/agent/openrouter"
 	"github.com/fido-nvim/fido/tools"
 )
 
@@ -24,7 +25,7 @@ func TestDelegateOnTheWire(t *testing.T) {
 	require.NoError(t, err)
 
 	srv := llmtest.NewServer(t)
-	prov := agent.NewOpenRouter(agent.OpenRouterConfig{BaseURL: srv.URL(), APIKey: "test-key", MaxRetries: -1})
+	prov := openrouter.New(openrouter.Config{BaseURL: srv.URL(), APIKey: "test-key", MaxRetries: -1})
 	var usage []agent.Usage
 	var reg *tools.Registry
 	dt := NewTool(Config{Provider: prov, Registry: func() *tools.Registry { return reg }, Model: "test/model",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"time"
@@ -362,4 +363,21 @@ func split(s string, n int) []string {
 		out = append(out, string(r[i*len(r)/n:(i+1)*len(r)/n]))
 	}
 	return out
+}
+
+// Render returns the bytes this reply streams as the answer to request
+// number seq for model (the X-Generation-Id is "gen-llmtest-<seq>"), for
+// benchmarks and tests that read a stream from memory. Pause and Pace add
+// their delays; a reply with Cut or Stall cannot be rendered and panics.
+func (b *ReplyBuilder) Render(seq int, model string) []byte {
+	for _, st := range b.steps {
+		if st.kind == stepCut || st.kind == stepStall {
+			panic("llmtest: Render of a reply that cuts or stalls")
+		}
+	}
+	s := &Server{closed: make(chan struct{})}
+	rec := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/chat/completions", nil)
+	b.respond(s, rec, r, Request{Seq: seq, Chat: ChatRequest{Model: model}})
+	return rec.Body.Bytes()
 }

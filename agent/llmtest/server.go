@@ -2,7 +2,7 @@
 // tests: real HTTP (httptest) and real SSE framing, scripted per request,
 // recording every request it receives. It serves POST {URL()}/chat/completions
 // where URL() ends in /api/v1 like OpenRouter's base URL, so it can stand in
-// for OpenRouter both in-process (agent.OpenRouterConfig.BaseURL) and for the
+// for OpenRouter both in-process (openrouter.Config.BaseURL) and for the
 // real bin/fido binary (FIDO_BASE_URL).
 //
 //	srv := llmtest.NewServer(t)

@@ -342,3 +342,12 @@ func TestSplit(t *testing.T) {
 		assert.Equal(t, tt.want, split(tt.s, tt.n), "%q/%d", tt.s, tt.n)
 	}
 }
+
+func TestRenderMatchesTheServedStream(t *testing.T) {
+	reply := Reply().Role().Reasoning("hmm").Content("Hel").KeepAlive(2).ToolCall("c1", "ls", `{"a":1}`, 2).Finish("stop").Usage(1, 2, 0, 0.5)
+	srv := NewServer(t)
+	srv.Enqueue(reply)
+	served := readAll(t, post(t, context.Background(), srv, chatBody))
+	assert.Equal(t, served, string(reply.Render(1, "test/model")))
+	assert.Panics(t, func() { Reply().Content("x").Cut().Render(1, "m") })
+}

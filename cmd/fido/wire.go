@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/agent/openrouter"
 	"github.com/fido-nvim/fido/delegate"
 	"github.com/fido-nvim/fido/nvim"
 	"github.com/fido-nvim/fido/plan"
@@ -78,7 +79,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	for _, w := range cfg.Warnings {
 		ui.Notify("Fido: "+w, agent.LevelWarn)
 	}
-	provider := agent.NewOpenRouter(agent.OpenRouterConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, IdleTimeout: cfg.IdleTimeout})
+	provider := openrouter.New(openrouter.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, IdleTimeout: cfg.IdleTimeout})
 
 	var registry *tools.Registry
 	var session *agent.Session

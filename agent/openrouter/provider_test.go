@@ -1,4 +1,4 @@
-package agent
+package openrouter
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/agent/llmtest"
 	"github.com/fido-nvim/fido/tools"
 )
@@ -23,15 +24,15 @@ const testKey = "sk-or-v1-secret-test-key-0123456789"
 // testProvider is a provider against srv whose retry waits are recorded
 // instead of slept.
 type testProvider struct {
-	*OpenRouter
+	*Provider
 	mu     sync.Mutex
 	sleeps []time.Duration
 }
 
-func newTestProvider(t *testing.T, srv *llmtest.Server, mod ...func(*OpenRouterConfig)) *testProvider {
+func newTestProvider(t *testing.T, srv *llmtest.Server, mod ...func(*Config)) *testProvider {
 	t.Helper()
 	tp := &testProvider{}
-	cfg := OpenRouterConfig{
+	cfg := Config{
 		BaseURL: srv.URL(),
 		APIKey:  testKey,
 		Backoff: func(attempt int) time.Duration { return time.Duration(attempt) * time.Millisecond },
@@ -46,7 +47,7 @@ func newTestProvider(t *testing.T, srv *llmtest.Server, mod ...func(*OpenRouterC
 	for _, m := range mod {
 		m(&cfg)
 	}
-	tp.OpenRouter = NewOpenRouter(cfg)
+	tp.Provider = New(cfg)
 	return tp
 }
 
@@ -58,23 +59,23 @@ func (tp *testProvider) slept() []time.Duration {
 
 type deltaLog struct {
 	mu     sync.Mutex
-	deltas []Delta
+	deltas []agent.Delta
 }
 
-func (l *deltaLog) add(d Delta) {
+func (l *deltaLog) add(d agent.Delta) {
 	l.mu.Lock()
 	l.deltas = append(l.deltas, d)
 	l.mu.Unlock()
 }
 
-func (l *deltaLog) all() []Delta {
+func (l *deltaLog) all() []agent.Delta {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]Delta(nil), l.deltas...)
+	return append([]agent.Delta(nil), l.deltas...)
 }
 
-func (l *deltaLog) kinds(k DeltaKind) []Delta {
-	var out []Delta
+func (l *deltaLog) kinds(k agent.DeltaKind) []agent.Delta {
+	var out []agent.Delta
 	for _, d := range l.all() {
 		if d.Kind == k {
 			out = append(out, d)
@@ -83,15 +84,15 @@ func (l *deltaLog) kinds(k DeltaKind) []Delta {
 	return out
 }
 
-func userRequest(text string) Request {
-	return Request{Model: "test/model", Messages: []Message{
-		{Role: RoleSystem, Content: "You are Fido."},
-		{Role: RoleUser, Content: text},
+func userRequest(text string) agent.Request {
+	return agent.Request{Model: "test/model", Messages: []agent.Message{
+		{Role: agent.RoleSystem, Content: "You are Fido."},
+		{Role: agent.RoleUser, Content: text},
 	}}
 }
 
 //lint:ignore ST1008 the tests read the response, its error and the deltas in this order
-func stream(t *testing.T, p Provider, req Request) (Response, error, *deltaLog) {
+func stream(t *testing.T, p agent.Provider, req agent.Request) (agent.Response, error, *deltaLog) {
 	t.Helper()
 	log := &deltaLog{}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -100,9 +101,9 @@ func stream(t *testing.T, p Provider, req Request) (Response, error, *deltaLog) 
 	return resp, err, log
 }
 
-func providerError(t *testing.T, err error) *ProviderError {
+func providerError(t *testing.T, err error) *agent.ProviderError {
 	t.Helper()
-	var pe *ProviderError
+	var pe *agent.ProviderError
 	require.ErrorAs(t, err, &pe)
 	assert.NotContains(t, pe.Message, testKey)
 	assert.NotContains(t, pe.Error(), testKey)
@@ -117,15 +118,15 @@ func TestStreamReasoningAndContent(t *testing.T) {
 	p := newTestProvider(t, srv)
 	resp, err, log := stream(t, p, userRequest("hi"))
 	require.NoError(t, err)
-	assert.Equal(t, []Delta{
-		{Kind: DeltaReasoning, Text: "Let me "},
-		{Kind: DeltaReasoning, Text: "think."},
-		{Kind: DeltaContent, Text: "Hel"},
-		{Kind: DeltaContent, Text: "lo"},
+	assert.Equal(t, []agent.Delta{
+		{Kind: agent.DeltaReasoning, Text: "Let me "},
+		{Kind: agent.DeltaReasoning, Text: "think."},
+		{Kind: agent.DeltaContent, Text: "Hel"},
+		{Kind: agent.DeltaContent, Text: "lo"},
 	}, log.all())
-	assert.Equal(t, Message{Role: RoleAssistant, Content: "Hello", Reasoning: "Let me think."}, resp.Message)
+	assert.Equal(t, agent.Message{Role: agent.RoleAssistant, Content: "Hello", Reasoning: "Let me think."}, resp.Message)
 	assert.Equal(t, "stop", resp.FinishReason)
-	assert.Equal(t, Usage{Calls: 1, Input: 100, Output: 20, CacheRead: 60, Cost: 0.0012}, resp.Usage)
+	assert.Equal(t, agent.Usage{Calls: 1, Input: 100, Output: 20, CacheRead: 60, Cost: 0.0012}, resp.Usage)
 	assert.Equal(t, "gen-llmtest-1", resp.GenerationID)
 	assert.Len(t, srv.Requests(), 1)
 }
@@ -153,7 +154,7 @@ func TestStreamReasoningSources(t *testing.T) {
 			resp, err, log := stream(t, newTestProvider(t, srv), userRequest("hi"))
 			require.NoError(t, err)
 			var shown strings.Builder
-			for _, d := range log.kinds(DeltaReasoning) {
+			for _, d := range log.kinds(agent.DeltaReasoning) {
 				shown.WriteString(d.Text)
 			}
 			assert.Equal(t, tt.want, shown.String())
@@ -193,13 +194,13 @@ func TestStreamSplitToolCalls(t *testing.T) {
 	resp, err, log := stream(t, newTestProvider(t, srv), userRequest("hi"))
 	require.NoError(t, err)
 	assert.Equal(t, "tool_calls", resp.FinishReason)
-	assert.Equal(t, []ToolCall{
+	assert.Equal(t, []agent.ToolCall{
 		{ID: "call_1", Name: "read_file", Arguments: `{"path":"a.go"}`},
 		{ID: "call_2", Name: "search", Arguments: `{"pattern":"func main"}`},
 	}, resp.Message.ToolCalls)
 	assert.Equal(t, "Reading.", resp.Message.Content)
 
-	tc := log.kinds(DeltaToolCall)
+	tc := log.kinds(agent.DeltaToolCall)
 	require.Len(t, tc, 7)
 	args := map[int]string{}
 	for i, d := range tc {
@@ -215,36 +216,36 @@ func TestStreamSplitToolCalls(t *testing.T) {
 	}
 	assert.Equal(t, map[int]string{0: `{"path":"a.go"}`, 1: `{"pattern":"func main"}`}, args)
 	all := log.all()
-	assert.Equal(t, DeltaContent, all[0].Kind, "deltas keep stream order")
+	assert.Equal(t, agent.DeltaContent, all[0].Kind, "deltas keep stream order")
 }
 
 func TestStreamOddToolCallIndexes(t *testing.T) {
 	tests := []struct {
 		name  string
 		reply *llmtest.ReplyBuilder
-		want  []ToolCall
+		want  []agent.ToolCall
 	}{
 		{"index -1 continues the current call", llmtest.Reply().
 			ToolCallDelta(`[{"index":-1,"id":"c1","type":"function","function":{"name":"ls","arguments":"{\"pa"}}]`).
 			ToolCallDelta(`[{"index":-1,"function":{"arguments":"th\":1}"}}]`).
 			ToolCallDelta(`[{"index":-1,"id":"c2","type":"function","function":{"name":"rm","arguments":"{}"}}]`),
-			[]ToolCall{{ID: "c1", Name: "ls", Arguments: `{"path":1}`}, {ID: "c2", Name: "rm", Arguments: `{}`}}},
+			[]agent.ToolCall{{ID: "c1", Name: "ls", Arguments: `{"path":1}`}, {ID: "c2", Name: "rm", Arguments: `{}`}}},
 		{"missing index", llmtest.Reply().
 			ToolCallDelta(`[{"id":"c1","type":"function","function":{"name":"ls","arguments":""}}]`).
 			ToolCallDelta(`[{"function":{"arguments":"{}"}}]`),
-			[]ToolCall{{ID: "c1", Name: "ls", Arguments: `{}`}}},
+			[]agent.ToolCall{{ID: "c1", Name: "ls", Arguments: `{}`}}},
 		{"two calls in one chunk", llmtest.Reply().
 			ToolCallDelta(`[{"index":0,"id":"a","type":"function","function":{"name":"x","arguments":"{}"}},{"index":1,"id":"b","type":"function","function":{"name":"y","arguments":"{}"}}]`),
-			[]ToolCall{{ID: "a", Name: "x", Arguments: `{}`}, {ID: "b", Name: "y", Arguments: `{}`}}},
+			[]agent.ToolCall{{ID: "a", Name: "x", Arguments: `{}`}, {ID: "b", Name: "y", Arguments: `{}`}}},
 		{"index reused with a new id", llmtest.Reply().
 			ToolCallDelta(`[{"index":0,"id":"a","type":"function","function":{"name":"x","arguments":"{}"}}]`).
 			ToolCallDelta(`[{"index":0,"id":"b","type":"function","function":{"name":"y","arguments":"{}"}}]`),
-			[]ToolCall{{ID: "a", Name: "x", Arguments: `{}`}, {ID: "b", Name: "y", Arguments: `{}`}}},
+			[]agent.ToolCall{{ID: "a", Name: "x", Arguments: `{}`}, {ID: "b", Name: "y", Arguments: `{}`}}},
 		{"empty arguments become {}", llmtest.Reply().ToolCall("c", "now", "", 1),
-			[]ToolCall{{ID: "c", Name: "now", Arguments: `{}`}}},
+			[]agent.ToolCall{{ID: "c", Name: "now", Arguments: `{}`}}},
 		{"missing id gets one", llmtest.Reply().
 			ToolCallDelta(`[{"index":0,"type":"function","function":{"name":"x","arguments":"{}"}}]`),
-			[]ToolCall{{ID: "call_gen-llmtest-1_0", Name: "x", Arguments: `{}`}}},
+			[]agent.ToolCall{{ID: "call_gen-llmtest-1_0", Name: "x", Arguments: `{}`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -266,7 +267,7 @@ func TestStreamToleratesCommentsAndLongKeepAlive(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "done", resp.Message.Content)
 	assert.Equal(t, "r", resp.Message.Reasoning)
-	assert.Equal(t, Usage{Calls: 1, Input: 1, Output: 2, Cost: 0.5}, resp.Usage)
+	assert.Equal(t, agent.Usage{Calls: 1, Input: 1, Output: 2, Cost: 0.5}, resp.Usage)
 	assert.Len(t, srv.Requests(), 1)
 }
 
@@ -339,10 +340,10 @@ func TestStream429RetriedHonouringRetryAfter(t *testing.T) {
 			require.Len(t, sl, 1)
 			assert.GreaterOrEqual(t, sl[0], tt.wantMin)
 			assert.LessOrEqual(t, sl[0], tt.wantMax)
-			st := log.kinds(DeltaStatus)
+			st := log.kinds(agent.DeltaStatus)
 			require.Len(t, st, 1)
 			assert.Contains(t, st[0].Text, tt.note)
-			assert.Equal(t, DeltaStatus, log.all()[0].Kind, "the note comes before the answer")
+			assert.Equal(t, agent.DeltaStatus, log.all()[0].Kind, "the note comes before the answer")
 		})
 	}
 }
@@ -362,13 +363,13 @@ func TestStream5xxHTMLSummarizedAfterRetries(t *testing.T) {
 	assert.NotContains(t, pe.Message, "<")
 	assert.Len(t, srv.Requests(), 4)
 	assert.Equal(t, []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond}, p.slept())
-	assert.Len(t, log.kinds(DeltaStatus), 3)
+	assert.Len(t, log.kinds(agent.DeltaStatus), 3)
 }
 
 func TestStreamMaxRetriesConfig(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	srv.SetDefault(llmtest.Status(500))
-	p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.MaxRetries = -1 })
+	p := newTestProvider(t, srv, func(c *Config) { c.MaxRetries = -1 })
 	_, err, _ := stream(t, p, userRequest("hi"))
 	pe := providerError(t, err)
 	assert.Equal(t, 500, pe.Status)
@@ -400,7 +401,7 @@ func TestStreamMidStreamError(t *testing.T) {
 		assert.Equal(t, "server_error", pe.Code)
 		assert.True(t, pe.Partial)
 		assert.Contains(t, pe.Message, "mid-answer: Upstream provider crashed (server_error)")
-		assert.Equal(t, []Delta{{Kind: DeltaContent, Text: "partial "}}, log.all())
+		assert.Equal(t, []agent.Delta{{Kind: agent.DeltaContent, Text: "partial "}}, log.all())
 		assert.Len(t, srv.Requests(), 1)
 	})
 	t.Run("before deltas: retried", func(t *testing.T) {
@@ -411,8 +412,8 @@ func TestStreamMidStreamError(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "second try", resp.Message.Content)
 		assert.Len(t, srv.Requests(), 2)
-		require.Len(t, log.kinds(DeltaStatus), 1)
-		assert.Contains(t, log.kinds(DeltaStatus)[0].Text, "after error 502")
+		require.Len(t, log.kinds(agent.DeltaStatus), 1)
+		assert.Contains(t, log.kinds(agent.DeltaStatus)[0].Text, "after error 502")
 	})
 	t.Run("non-transient code not retried", func(t *testing.T) {
 		srv := llmtest.NewServer(t)
@@ -447,6 +448,30 @@ func TestStreamErrorAsFirstKey(t *testing.T) {
 			assert.True(t, pe.Retryable)
 		})
 	}
+}
+
+// An `event: error` event inside a 200 stream is an error report, whatever
+// the shape of its data.
+func TestStreamErrorEvent(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.Enqueue(llmtest.Reply().Content("a").Raw("event: error\ndata: {\"code\":\"overloaded\",\"message\":\"Overloaded\"}\n\n").NoDone())
+	_, err, _ := stream(t, newTestProvider(t, srv), userRequest("hi"))
+	pe := providerError(t, err)
+	assert.Contains(t, pe.Message, "reported an error mid-answer: Overloaded (overloaded)")
+	assert.True(t, pe.Retryable)
+	assert.True(t, pe.Partial)
+}
+
+// A 1 MiB delta (one SSE line far longer than the read buffer) arrives
+// whole, between ordinary ones.
+func TestStreamHugeDelta(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 1<<16)
+	srv := llmtest.NewServer(t)
+	srv.Enqueue(llmtest.Reply().Content("<").Content(big).Content(">").Finish("stop"))
+	resp, err, log := stream(t, newTestProvider(t, srv), userRequest("hi"))
+	require.NoError(t, err)
+	assert.Equal(t, "<"+big+">", resp.Message.Content)
+	assert.Len(t, log.kinds(agent.DeltaContent), 3)
 }
 
 func TestStreamEndings(t *testing.T) {
@@ -493,14 +518,14 @@ func TestStreamNoRetryAfterDeltasWereShown(t *testing.T) {
 	assert.True(t, pe.Partial)
 	assert.Len(t, srv.Requests(), 1)
 	assert.Empty(t, p.slept())
-	assert.Equal(t, []Delta{{Kind: DeltaReasoning, Text: "thinking"}}, log.all())
+	assert.Equal(t, []agent.Delta{{Kind: agent.DeltaReasoning, Text: "thinking"}}, log.all())
 }
 
 func TestStreamIdleTimeout(t *testing.T) {
 	t.Run("silent stream fails", func(t *testing.T) {
 		srv := llmtest.NewServer(t)
 		srv.Enqueue(llmtest.Reply().Content("a").Stall())
-		p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.IdleTimeout = 150 * time.Millisecond })
+		p := newTestProvider(t, srv, func(c *Config) { c.IdleTimeout = 150 * time.Millisecond })
 		start := time.Now()
 		_, err, _ := stream(t, p, userRequest("hi"))
 		pe := providerError(t, err)
@@ -513,7 +538,7 @@ func TestStreamIdleTimeout(t *testing.T) {
 	t.Run("stall before any byte is retried", func(t *testing.T) {
 		srv := llmtest.NewServer(t)
 		srv.Enqueue(llmtest.Reply().Stall(), llmtest.Text("ok"))
-		p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.IdleTimeout = 100 * time.Millisecond })
+		p := newTestProvider(t, srv, func(c *Config) { c.IdleTimeout = 100 * time.Millisecond })
 		resp, err, _ := stream(t, p, userRequest("hi"))
 		require.NoError(t, err)
 		assert.Equal(t, "ok", resp.Message.Content)
@@ -523,7 +548,7 @@ func TestStreamIdleTimeout(t *testing.T) {
 		srv := llmtest.NewServer(t)
 		// Comments 20ms apart without end: bytes keep coming, data never does.
 		srv.Enqueue(llmtest.Reply().Content("a").Pace(20 * time.Millisecond).KeepAlive(1 << 30))
-		p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.IdleTimeout = 150 * time.Millisecond })
+		p := newTestProvider(t, srv, func(c *Config) { c.IdleTimeout = 150 * time.Millisecond })
 		start := time.Now()
 		_, err, _ := stream(t, p, userRequest("hi"))
 		pe := providerError(t, err)
@@ -536,7 +561,7 @@ func TestStreamIdleTimeout(t *testing.T) {
 		srv := llmtest.NewServer(t)
 		// 8 deltas 40ms apart: 320ms in all, never 150ms without data.
 		srv.Enqueue(llmtest.Reply().Pace(40*time.Millisecond).ContentDeltas(8, "x").Finish("stop"))
-		p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.IdleTimeout = 150 * time.Millisecond })
+		p := newTestProvider(t, srv, func(c *Config) { c.IdleTimeout = 150 * time.Millisecond })
 		resp, err, _ := stream(t, p, userRequest("hi"))
 		require.NoError(t, err)
 		assert.Equal(t, "xxxxxxxx", resp.Message.Content)
@@ -553,8 +578,8 @@ func TestStreamCancel(t *testing.T) {
 		defer cancel()
 		got := make(chan error, 1)
 		go func() {
-			_, err := p.Stream(ctx, userRequest("hi"), func(d Delta) {
-				if d.Kind == DeltaContent {
+			_, err := p.Stream(ctx, userRequest("hi"), func(d agent.Delta) {
+				if d.Kind == agent.DeltaContent {
 					cancel()
 				}
 			})
@@ -571,14 +596,14 @@ func TestStreamCancel(t *testing.T) {
 		srv := llmtest.NewServer(t)
 		srv.Enqueue(llmtest.Status(503))
 		srv.SetDefault(llmtest.Text("must not be requested"))
-		p := NewOpenRouter(OpenRouterConfig{BaseURL: srv.URL(), APIKey: testKey,
+		p := New(Config{BaseURL: srv.URL(), APIKey: testKey,
 			Backoff: func(int) time.Duration { return time.Hour }})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		got := make(chan error, 1)
 		go func() {
-			_, err := p.Stream(ctx, userRequest("hi"), func(d Delta) {
-				if d.Kind == DeltaStatus {
+			_, err := p.Stream(ctx, userRequest("hi"), func(d agent.Delta) {
+				if d.Kind == agent.DeltaStatus {
 					cancel()
 				}
 			})
@@ -602,13 +627,31 @@ func TestStreamCancel(t *testing.T) {
 	})
 }
 
+// A cancel from inside onDelta stops the deltas at once, although the
+// rest of the answer is already buffered (an in-memory body).
+func TestStreamCancelStopsBufferedDeltas(t *testing.T) {
+	body := llmtest.Reply().ContentDeltas(5000, "x").Finish("stop").Render(1, "test/model")
+	p := New(Config{BaseURL: "http://mem/api/v1", HTTPClient: &http.Client{Transport: memTransport{body}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	_, err := p.Stream(ctx, userRequest("hi"), func(agent.Delta) {
+		n++
+		if n == 3 {
+			cancel()
+		}
+	})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 3, n)
+}
+
 func TestStreamConnectionRefusedIsRetried(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	var sleeps []time.Duration
-	p := NewOpenRouter(OpenRouterConfig{BaseURL: "http://" + addr + "/api/v1", APIKey: testKey,
+	p := New(Config{BaseURL: "http://" + addr + "/api/v1", APIKey: testKey,
 		Sleep: func(ctx context.Context, d time.Duration) error { sleeps = append(sleeps, d); return nil }})
 	_, err = p.Stream(context.Background(), userRequest("hi"), nil)
 	pe := providerError(t, err)
@@ -626,7 +669,7 @@ func TestStreamUnknownHostIsNotRetried(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host", Name: "fido-no-such-host.invalid", IsNotFound: true}}
 	}}}
-	p := NewOpenRouter(OpenRouterConfig{BaseURL: "http://fido-no-such-host.invalid/api/v1", APIKey: testKey, HTTPClient: client,
+	p := New(Config{BaseURL: "http://fido-no-such-host.invalid/api/v1", APIKey: testKey, HTTPClient: client,
 		Sleep: func(ctx context.Context, d time.Duration) error { sleeps++; return nil }})
 	_, err := p.Stream(context.Background(), userRequest("hi"), nil)
 	pe := providerError(t, err)
@@ -714,7 +757,7 @@ func TestStreamHeaders(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmtest.NewServer(t)
 			srv.Enqueue(llmtest.Text("x"))
-			p := newTestProvider(t, srv, func(c *OpenRouterConfig) { c.Referer, c.Title = tt.referer, tt.title })
+			p := newTestProvider(t, srv, func(c *Config) { c.Referer, c.Title = tt.referer, tt.title })
 			_, err, _ := stream(t, p, userRequest("hi"))
 			require.NoError(t, err)
 			h := srv.Requests()[0].Header
@@ -743,18 +786,18 @@ func TestStreamErrorsNeverLeakTheKey(t *testing.T) {
 
 func TestStreamRequestBody(t *testing.T) {
 	details := json.RawMessage(`[{"type":"reasoning.text","text":"I should <read> it","signature":"s1","format":"anthropic-claude-v1","index":0}]`)
-	req := Request{
+	req := agent.Request{
 		Model:     "anthropic/claude-sonnet-4.5",
 		Reasoning: "high",
 		Tools:     []tools.Spec{{Name: "read_file", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}},
-		Messages: []Message{
-			{Role: RoleSystem, Content: "You are Fido."},
-			{Role: RoleUser, Content: "read a.go"},
-			{Role: RoleAssistant, Reasoning: "I should <read> it", ReasoningDetails: details,
-				ToolCalls: []ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{"path":"a.go"}`}, {ID: "call_2", Name: "now", Arguments: ""}}},
-			{Role: RoleTool, ToolCallID: "call_1", Name: "read_file", Content: ""},
-			{Role: RoleTool, ToolCallID: "call_2", Name: "now", Content: "12:00"},
-			{Role: RoleAssistant, Content: "Done."},
+		Messages: []agent.Message{
+			{Role: agent.RoleSystem, Content: "You are Fido."},
+			{Role: agent.RoleUser, Content: "read a.go"},
+			{Role: agent.RoleAssistant, Reasoning: "I should <read> it", ReasoningDetails: details,
+				ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{"path":"a.go"}`}, {ID: "call_2", Name: "now", Arguments: ""}}},
+			{Role: agent.RoleTool, ToolCallID: "call_1", Name: "read_file", Content: ""},
+			{Role: agent.RoleTool, ToolCallID: "call_2", Name: "now", Content: "12:00"},
+			{Role: agent.RoleAssistant, Content: "Done."},
 		},
 	}
 	srv := llmtest.NewServer(t)
@@ -798,7 +841,34 @@ func TestStreamRequestBody(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, srv.Requests()[0].Get("reasoning").Exists())
 		assert.False(t, srv.Requests()[0].Get("tools").Exists())
+		assert.False(t, srv.Requests()[0].Get("provider").Exists())
+		assert.False(t, srv.Requests()[0].Get("messages.0.content").IsArray(), "no cache_control for other models")
 	})
+	t.Run("provider preferences", func(t *testing.T) {
+		srv := llmtest.NewServer(t)
+		srv.Enqueue(llmtest.Text("x"))
+		no := false
+		p := newTestProvider(t, srv, func(c *Config) {
+			c.Preferences = &ProviderPreferences{Order: []string{"anthropic", "google-vertex"}, AllowFallbacks: &no, RequireParameters: true}
+		})
+		_, err, _ := stream(t, p, userRequest("hi"))
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"order":["anthropic","google-vertex"],"allow_fallbacks":false,"require_parameters":true}`,
+			srv.Requests()[0].Get("provider").Raw)
+	})
+}
+
+// A tool schema that is not JSON fails the call before any request, with
+// the reason, and is not retried.
+func TestStreamInvalidToolSchema(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	req := userRequest("hi")
+	req.Tools = []tools.Spec{{Name: "bad", Description: "x", Parameters: json.RawMessage(`{"type":`)}}
+	_, err, _ := stream(t, newTestProvider(t, srv), req)
+	pe := providerError(t, err)
+	assert.Contains(t, pe.Message, "cannot build the request")
+	assert.False(t, pe.Retryable)
+	assert.Empty(t, srv.Requests())
 }
 
 func TestStreamRequestBytesStable(t *testing.T) {
@@ -812,14 +882,14 @@ func TestStreamRequestBytesStable(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	srv.SetDefault(llmtest.Text("x"))
 	p := newTestProvider(t, srv)
-	msgs := []Message{{Role: RoleSystem, Content: "sys"}, {Role: RoleUser, Content: "q"}}
+	msgs := []agent.Message{{Role: agent.RoleSystem, Content: "sys"}, {Role: agent.RoleUser, Content: "q"}}
 	for range 5 {
-		req := Request{Model: "m", Messages: CloneMessages(msgs), Tools: mkSpecs(), Reasoning: "low"}
+		req := agent.Request{Model: "m", Messages: agent.CloneMessages(msgs), Tools: mkSpecs(), Reasoning: "low"}
 		_, err, _ := stream(t, p, req)
 		require.NoError(t, err)
 	}
 	// A different provider instance produces the same bytes too.
-	_, err, _ := stream(t, newTestProvider(t, srv), Request{Model: "m", Messages: CloneMessages(msgs), Tools: mkSpecs(), Reasoning: "low"})
+	_, err, _ := stream(t, newTestProvider(t, srv), agent.Request{Model: "m", Messages: agent.CloneMessages(msgs), Tools: mkSpecs(), Reasoning: "low"})
 	require.NoError(t, err)
 	reqs := srv.Requests()
 	require.Len(t, reqs, 6)
@@ -912,7 +982,7 @@ func TestDefaultBackoff(t *testing.T) {
 }
 
 func TestServiceLabel(t *testing.T) {
-	assert.Equal(t, "OpenRouter", serviceLabel(DefaultOpenRouterBaseURL))
+	assert.Equal(t, "OpenRouter", serviceLabel(agent.DefaultBaseURL))
 	assert.Equal(t, "the model server at localhost:8080", serviceLabel("http://localhost:8080/v1"))
 }
 
@@ -921,11 +991,11 @@ func TestServiceLabel(t *testing.T) {
 func BenchmarkStream20kDeltas(b *testing.B) {
 	srv := llmtest.NewServer(b)
 	srv.SetDefault(llmtest.Reply().ContentDeltas(20000, "tok ").Finish("stop").Usage(10, 20000, 0, 0.01))
-	p := NewOpenRouter(OpenRouterConfig{BaseURL: srv.URL(), APIKey: testKey})
+	p := New(Config{BaseURL: srv.URL(), APIKey: testKey})
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
-		resp, err := p.Stream(context.Background(), userRequest("hi"), func(d Delta) { n++ })
+		resp, err := p.Stream(context.Background(), userRequest("hi"), func(d agent.Delta) { n++ })
 		if err != nil || n != 20000 || len(resp.Message.Content) != 80000 {
 			b.Fatalf("err=%v deltas=%d len=%d", err, n, len(resp.Message.Content))
 		}
