@@ -104,7 +104,7 @@ type Session struct {
 	gen int
 	// stateMu orders state changes with their SetState calls: the UI sees
 	// them in the order the reducer made them. Taken before mu.
-	stateMu sync.Mutex
+	stateMu   sync.Mutex
 	total     Usage
 	sub       Usage
 	running   bool
