@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dlclark/regexp2/v2"
-
 	"github.com/fido-nvim/fido/tools/permission"
 )
 
@@ -37,7 +35,8 @@ const (
 	// regexp backtrack or a huge String.prototype.repeat).
 	jsKillGrace = 300 * time.Millisecond
 	// jsRegexTimeout bounds one regexp match. It is process-wide
-	// (regexp2.DefaultMatchTimeout is read when a pattern is compiled), so an
+	// (regexp2.DefaultMatchTimeout is read when a pattern is compiled), so the
+	// worker process sets it before it compiles any (RunJSWorker), and an
 	// abandoned runtime stops burning CPU at most this long after a timeout.
 	jsRegexTimeout = time.Second
 	// jsMemoryLimit stops a run whose heap growth exceeds it: goja has no
@@ -45,10 +44,6 @@ const (
 	jsMemoryLimit = 1 << 30
 	jsMemoryPoll  = 25 * time.Millisecond
 )
-
-// The JS regexp engine (regexp2) has no match timeout by default, and goja's
-// Interrupt does not reach into a running match.
-func init() { regexp2.DefaultMatchTimeout = jsRegexTimeout }
 
 // Network approval choices offered through the Prompter.
 const (

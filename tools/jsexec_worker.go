@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 )
 
@@ -73,6 +74,11 @@ func newJSClient() *http.Client {
 // RunJSWorker is the worker's main: it reads one request from in, runs it
 // and writes the messages to out. It returns the process exit code.
 func RunJSWorker(in io.Reader, out io.Writer) int {
+	// The JS regexp engine (regexp2) has no match timeout by default, and
+	// goja's Interrupt does not reach into a running match. The setting is
+	// process-wide: only this process, which runs nothing but the snippet,
+	// gets it, before the warm-up compiles the first pattern.
+	regexp2.DefaultMatchTimeout = jsRegexTimeout
 	// A spare worker waits for its request: meanwhile it pages in and warms
 	// up the interpreter, so the call itself does not pay for that.
 	jsWarmUp()
