@@ -14,6 +14,7 @@ import (
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/lsp"
+	"github.com/fido-nvim/fido/tools/web"
 )
 
 // serveRPC is the composition root: it serves Neovim on stdio and, once the
@@ -97,7 +98,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		Usage:     func(u agent.Usage) { session.AddSubagentUsage(u) },
 	})
 	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, tools.NewAskExpertTool(ui))
-	all = append(all, tools.NewWebTools(tools.WebConfig{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
+	all = append(all, web.NewTools(web.Config{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
 	jsTool := tools.NewJSTool(ws, ui)
 	jsTool.Prewarm() // its worker process starts now, not during the first call
 	perms, notice := tools.OpenPermissions(filepath.Join(stateDir, "permissions.json"), cfg.Permissions)

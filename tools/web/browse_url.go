@@ -1,4 +1,4 @@
-package tools
+package web
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 //go:embed browse_url.md
@@ -72,7 +74,7 @@ func (t *BrowseURLTool) Description() string { return browseURLDescription }
 
 // Access is ReadOnly: the tool changes nothing locally, so subagents may use
 // it; without a key it simply fails.
-func (t *BrowseURLTool) Access() Access { return ReadOnly }
+func (t *BrowseURLTool) Access() tools.Access { return tools.ReadOnly }
 func (t *BrowseURLTool) Parameters() json.RawMessage {
 	return json.RawMessage(`{
   "type": "object",
@@ -102,25 +104,25 @@ func (t *BrowseURLTool) SummarizeCall(args json.RawMessage) string {
 	return strings.TrimSpace(s)
 }
 
-func (t *BrowseURLTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *BrowseURLTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
 	if t.c.apiKey == "" {
-		return ErrorResult("browse_url needs TAVILY_API_KEY; set it and restart Fido"), nil
+		return tools.ErrorResult("browse_url needs TAVILY_API_KEY; set it and restart Fido"), nil
 	}
 	var p browseURLParams
-	if err := DecodeArgs(args, &p); err != nil {
-		return ErrorResult("browse_url: %v", err), nil
+	if err := tools.DecodeArgs(args, &p); err != nil {
+		return tools.ErrorResult("browse_url: %v", err), nil
 	}
 	urls, err := parseURLList(p.URLs)
 	if err != nil {
-		return ErrorResult("browse_url: %v", err), nil
+		return tools.ErrorResult("browse_url: %v", err), nil
 	}
 	if urls, err = validateURLs(urls); err != nil {
-		return ErrorResult("browse_url: %v", err), nil
+		return tools.ErrorResult("browse_url: %v", err), nil
 	}
 	req := tavilyExtractRequest{URLs: urls, Format: "markdown", ExtractDepth: "basic"}
 	if q := strings.TrimSpace(p.Query); q != "" {
 		if n := len([]rune(q)); n > browseMaxQuery {
-			return ErrorResult("browse_url: query is %d characters; at most %d are allowed", n, browseMaxQuery), nil
+			return tools.ErrorResult("browse_url: query is %d characters; at most %d are allowed", n, browseMaxQuery), nil
 		}
 		req.Query, req.ChunksPerSource = q, browseChunks
 	}
@@ -128,9 +130,9 @@ func (t *BrowseURLTool) Run(ctx context.Context, _ Invocation, args json.RawMess
 	if err := t.c.post(ctx, "/extract", req, &resp); err != nil {
 		var te *tavilyError
 		if errors.As(err, &te) {
-			return ErrorResult("browse_url: %s", te.msg), nil
+			return tools.ErrorResult("browse_url: %s", te.msg), nil
 		}
-		return Result{}, err
+		return tools.Result{}, err
 	}
 	out := browseResult{Results: []browsePage{}, Failed: []browseFailure{}, Note: webUntrustedNote}
 	for _, r := range resp.Results {
@@ -148,7 +150,7 @@ func (t *BrowseURLTool) Run(ctx context.Context, _ Invocation, args json.RawMess
 	if len(out.Failed) > 0 {
 		summary += fmt.Sprintf(" (%d failed)", len(out.Failed))
 	}
-	res := JSONResult(out, summary)
+	res := tools.JSONResult(out, summary)
 	// Nothing usable came back: mark the call failed so the transcript shows it.
 	res.IsError = res.IsError || len(out.Results) == 0
 	return res, nil

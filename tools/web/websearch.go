@@ -1,4 +1,4 @@
-package tools
+package web
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 //go:embed websearch.md
@@ -84,7 +86,7 @@ func (t *WebsearchTool) Description() string { return websearchDescription }
 
 // Access is ReadOnly: the tool changes nothing locally, so subagents may use
 // it; without a key it simply fails.
-func (t *WebsearchTool) Access() Access { return ReadOnly }
+func (t *WebsearchTool) Access() tools.Access { return tools.ReadOnly }
 func (t *WebsearchTool) Parameters() json.RawMessage {
 	return json.RawMessage(`{
   "type": "object",
@@ -117,25 +119,25 @@ func (t *WebsearchTool) SummarizeCall(args json.RawMessage) string {
 	return s
 }
 
-func (t *WebsearchTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *WebsearchTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
 	if t.c.apiKey == "" {
-		return ErrorResult("websearch needs TAVILY_API_KEY; set it and restart Fido"), nil
+		return tools.ErrorResult("websearch needs TAVILY_API_KEY; set it and restart Fido"), nil
 	}
 	var p websearchParams
-	if err := DecodeArgs(args, &p); err != nil {
-		return ErrorResult("websearch: %v", err), nil
+	if err := tools.DecodeArgs(args, &p); err != nil {
+		return tools.ErrorResult("websearch: %v", err), nil
 	}
 	req, err := p.request()
 	if err != nil {
-		return ErrorResult("websearch: %v", err), nil
+		return tools.ErrorResult("websearch: %v", err), nil
 	}
 	var resp tavilySearchResponse
 	if err := t.c.post(ctx, "/search", req, &resp); err != nil {
 		var te *tavilyError
 		if errors.As(err, &te) {
-			return ErrorResult("websearch: %s", te.msg), nil
+			return tools.ErrorResult("websearch: %s", te.msg), nil
 		}
-		return Result{}, err
+		return tools.Result{}, err
 	}
 	out := websearchResult{Results: []websearchHit{}, Note: webUntrustedNote}
 	out.Answer, _ = webCut(strings.TrimSpace(resp.Answer), websearchMaxAnswer, "answer")
@@ -155,7 +157,7 @@ func (t *WebsearchTool) Run(ctx context.Context, _ Invocation, args json.RawMess
 	if out.Answer != "" {
 		summary += " + answer"
 	}
-	return JSONResult(out, summary), nil
+	return tools.JSONResult(out, summary), nil
 }
 
 // request validates the arguments and builds the Tavily body.

@@ -1,4 +1,4 @@
-package tools
+package web
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 const testTavilyKey = "tvly-test-0123456789abcdef"
@@ -68,9 +70,9 @@ func jsonReply(status int, body string) func(http.ResponseWriter, *http.Request)
 }
 
 // webTestTools builds both web tools against baseURL.
-func webTestTools(t *testing.T, cfg WebConfig) (*WebsearchTool, *BrowseURLTool) {
+func webTestTools(t *testing.T, cfg Config) (*WebsearchTool, *BrowseURLTool) {
 	t.Helper()
-	ts := NewWebTools(cfg)
+	ts := NewTools(cfg)
 	require.Len(t, ts, 2)
 	ws, ok := ts[0].(*WebsearchTool)
 	require.True(t, ok)
@@ -80,7 +82,7 @@ func webTestTools(t *testing.T, cfg WebConfig) (*WebsearchTool, *BrowseURLTool) 
 }
 
 // callTool runs a tool with args (a string is sent as raw JSON).
-func callTool(t *testing.T, ctx context.Context, tool Tool, args any) (Result, error) {
+func callTool(t *testing.T, ctx context.Context, tool tools.Tool, args any) (tools.Result, error) {
 	t.Helper()
 	var raw []byte
 	if s, ok := args.(string); ok {
@@ -90,11 +92,11 @@ func callTool(t *testing.T, ctx context.Context, tool Tool, args any) (Result, e
 		raw, err = json.Marshal(args)
 		require.NoError(t, err)
 	}
-	return tool.Run(ctx, Invocation{}, raw)
+	return tool.Run(ctx, tools.Invocation{}, raw)
 }
 
 // resultError is the message of an ErrorResult's {"error": "..."} content.
-func resultError(t *testing.T, res Result) string {
+func resultError(t *testing.T, res tools.Result) string {
 	t.Helper()
 	var body struct {
 		Error string `json:"error"`
@@ -104,25 +106,25 @@ func resultError(t *testing.T, res Result) string {
 }
 
 func TestWebToolsCatalog(t *testing.T) {
-	ws, bu := webTestTools(t, WebConfig{})
+	ws, bu := webTestTools(t, Config{})
 	assert.Equal(t, DefaultTavilyURL, ws.c.baseURL)
 	assert.Same(t, ws.c, bu.c, "both tools share one client")
 	assert.Equal(t, tavilyDefaultTimeout, ws.c.timeout)
-	withSlash, _ := webTestTools(t, WebConfig{BaseURL: " http://127.0.0.1:9/ "})
+	withSlash, _ := webTestTools(t, Config{BaseURL: " http://127.0.0.1:9/ "})
 	assert.Equal(t, "http://127.0.0.1:9", withSlash.c.baseURL)
 
-	reg, err := NewRegistry(NewWebTools(WebConfig{})...)
+	reg, err := tools.NewRegistry(NewTools(Config{})...)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"browse_url", "websearch"}, reg.Names())
 	for _, tool := range reg.Tools() {
-		assert.Equal(t, ReadOnly, tool.Access(), tool.Name())
+		assert.Equal(t, tools.ReadOnly, tool.Access(), tool.Name())
 		assert.Contains(t, tool.Description(), "untrusted", tool.Name())
 		assert.Contains(t, tool.Description(), "credits", tool.Name())
 		var schema map[string]any
 		require.NoError(t, json.Unmarshal(tool.Parameters(), &schema), tool.Name())
 		assert.Equal(t, false, schema["additionalProperties"], tool.Name())
 		// A subagent may call it: the guard lets ReadOnly tools through.
-		res := reg.Invoke(context.Background(), Invocation{Identity: Identity{Role: RoleSubagent}, DelegationDepth: 1}, tool.Name(), json.RawMessage(`{}`))
+		res := reg.Invoke(context.Background(), tools.Invocation{Identity: tools.Identity{Role: tools.RoleSubagent}, DelegationDepth: 1}, tool.Name(), json.RawMessage(`{}`))
 		assert.NotContains(t, res.Content, "permission_denied", tool.Name())
 		assert.Contains(t, res.Content, "needs TAVILY_API_KEY", tool.Name())
 	}
@@ -130,9 +132,9 @@ func TestWebToolsCatalog(t *testing.T) {
 
 func TestWebMissingKeySendsNothing(t *testing.T) {
 	fake := newFakeTavily(t, jsonReply(200, `{"results":[]}`))
-	ws, bu := webTestTools(t, WebConfig{BaseURL: fake.srv.URL, APIKey: "  "})
+	ws, bu := webTestTools(t, Config{BaseURL: fake.srv.URL, APIKey: "  "})
 	tests := []struct {
-		tool Tool
+		tool tools.Tool
 		args any
 		want string
 	}{
@@ -196,7 +198,7 @@ func TestWebsearchRequestAndResult(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := newFakeTavily(t, jsonReply(200, tt.reply))
-			ws, _ := webTestTools(t, WebConfig{BaseURL: fake.srv.URL + "/", APIKey: testTavilyKey})
+			ws, _ := webTestTools(t, Config{BaseURL: fake.srv.URL + "/", APIKey: testTavilyKey})
 			res, err := callTool(t, context.Background(), ws, tt.args)
 			require.NoError(t, err)
 			require.False(t, res.IsError, res.Content)
@@ -222,7 +224,7 @@ func TestWebsearchRequestAndResult(t *testing.T) {
 
 func TestWebsearchBadArguments(t *testing.T) {
 	fake := newFakeTavily(t, jsonReply(200, `{"results":[]}`))
-	ws, _ := webTestTools(t, WebConfig{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
+	ws, _ := webTestTools(t, Config{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
 	tests := []struct {
 		name string
 		args any
@@ -261,7 +263,7 @@ func TestWebsearchContentBounds(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	fake := newFakeTavily(t, jsonReply(200, string(reply)))
-	ws, _ := webTestTools(t, WebConfig{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
+	ws, _ := webTestTools(t, Config{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
 	res, err := callTool(t, context.Background(), ws, map[string]any{"query": "x"})
 	require.NoError(t, err)
 	require.False(t, res.IsError, res.Content)
@@ -320,9 +322,9 @@ func TestWebErrorStatuses(t *testing.T) {
 				w.WriteHeader(tt.status)
 				_, _ = io.WriteString(w, tt.body)
 			})
-			ws, bu := webTestTools(t, WebConfig{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
+			ws, bu := webTestTools(t, Config{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
 			calls := []struct {
-				tool Tool
+				tool tools.Tool
 				args any
 			}{
 				{ws, map[string]any{"query": "x"}},
@@ -362,7 +364,7 @@ func TestWebTransportFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := newFakeTavily(t, tt.reply)
-			_, bu := webTestTools(t, WebConfig{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
+			_, bu := webTestTools(t, Config{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
 			bu.c.maxBytes = 1024
 			res, err := callTool(t, context.Background(), bu, map[string]any{"urls": "https://x.test"})
 			require.NoError(t, err)
@@ -377,7 +379,7 @@ func TestWebUnreachableServer(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	ws, _ := webTestTools(t, WebConfig{BaseURL: url, APIKey: testTavilyKey})
+	ws, _ := webTestTools(t, Config{BaseURL: url, APIKey: testTavilyKey})
 	res, err := callTool(t, context.Background(), ws, map[string]any{"query": "x"})
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
@@ -406,7 +408,7 @@ func TestWebSlowServer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ws, _ := webTestTools(t, WebConfig{BaseURL: fake.srv.URL, APIKey: testTavilyKey, Timeout: tt.timeout})
+			ws, _ := webTestTools(t, Config{BaseURL: fake.srv.URL, APIKey: testTavilyKey, Timeout: tt.timeout})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tt.cancel > 0 {
@@ -483,7 +485,7 @@ func TestBrowseURLRequestAndResult(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := newFakeTavily(t, jsonReply(200, tt.reply))
-			_, bu := webTestTools(t, WebConfig{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
+			_, bu := webTestTools(t, Config{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
 			res, err := callTool(t, context.Background(), bu, tt.args)
 			require.NoError(t, err)
 			assert.Equal(t, tt.isError, res.IsError, res.Content)
@@ -508,7 +510,7 @@ func TestBrowseURLRequestAndResult(t *testing.T) {
 
 func TestBrowseURLRejectsBadURLs(t *testing.T) {
 	fake := newFakeTavily(t, jsonReply(200, `{"results":[]}`))
-	_, bu := webTestTools(t, WebConfig{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
+	_, bu := webTestTools(t, Config{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
 	six := []string{"https://1.test", "https://2.test", "https://3.test", "https://4.test", "https://5.test", "https://6.test"}
 	tests := []struct {
 		name string
@@ -554,9 +556,9 @@ func TestBrowseURLRejectsBadURLs(t *testing.T) {
 }
 
 func TestWebSummarizeCall(t *testing.T) {
-	ws, bu := webTestTools(t, WebConfig{})
+	ws, bu := webTestTools(t, Config{})
 	tests := []struct {
-		tool CallSummarizer
+		tool tools.CallSummarizer
 		args string
 		want string
 	}{
