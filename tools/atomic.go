@@ -4,6 +4,7 @@ import (
 	"io/fs"
 
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/secret"
 )
 
 // WriteFileAtomic writes data to a temporary file beside path (named
@@ -15,4 +16,11 @@ import (
 // Sandbox.WriteFileAtomic, which is confined to the workspace.
 func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	return confined.WritePath(path, data, perm)
+}
+
+// WriteStateFile is WriteFileAtomic for Fido's own state (snapshots,
+// conversations): the registered secrets are redacted from data first.
+// Workspace files are never redacted: that would change the user's files.
+func WriteStateFile(path string, data []byte, perm fs.FileMode) error {
+	return WriteFileAtomic(path, secret.RedactBytes(data), perm)
 }

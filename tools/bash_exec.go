@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fido-nvim/fido/tools/permission"
+	"github.com/fido-nvim/fido/tools/secret"
 )
 
 //go:embed bash_exec.md
@@ -281,7 +282,7 @@ func bashPrompt(root, command string) string {
 func bashEnv(env []string) []string {
 	drop := map[string]bool{}
 	// Fido's keys: a command like `env` must not put them into the conversation.
-	for _, k := range SecretEnv {
+	for _, k := range secret.Env {
 		drop[k] = true
 	}
 	for _, kv := range bashQuietEnv {

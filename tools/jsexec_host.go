@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fido-nvim/fido/tools/secret"
 )
 
 // jsWorkerSlack is how long after the worker's own deadline (the time limit
@@ -37,7 +39,7 @@ func (w jsWorkerSpec) command() (*exec.Cmd, error) {
 		path, args = exe, []string{JSWorkerCommand}
 	}
 	cmd := exec.Command(path, args...)
-	cmd.Env = append(ScrubbedEnv(os.Environ()), w.env...)
+	cmd.Env = append(secret.ScrubbedEnv(os.Environ()), w.env...)
 	cmd.SysProcAttr = jsWorkerProcAttr()
 	return cmd, nil
 }

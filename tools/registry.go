@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/fido-nvim/fido/tools/secret"
 )
 
 // Spec is the advertised form of a tool: the bytes the provider sends.
@@ -144,7 +146,7 @@ func (r *Registry) Names() []string {
 func (r *Registry) Invoke(ctx context.Context, inv Invocation, name string, args json.RawMessage) (res Result) {
 	// Whatever a tool read (a command printing the environment, a file
 	// holding the key), Fido's keys never reach the model or the transcript.
-	defer func() { res.Content, res.Summary = Redact(res.Content), Redact(res.Summary) }()
+	defer func() { res.Content, res.Summary = secret.Redact(res.Content), secret.Redact(res.Summary) }()
 	t, ok := r.byName[name]
 	if !ok {
 		return ErrorResult("unknown tool %q; available tools: %s", name, strings.Join(r.Names(), ", "))

@@ -14,6 +14,7 @@ import (
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/lsp"
+	"github.com/fido-nvim/fido/tools/secret"
 	"github.com/fido-nvim/fido/tools/web"
 )
 
@@ -23,7 +24,7 @@ import (
 func serveRPC(ctx context.Context, root string, getenv func(string) string) error {
 	rpcOut := nvim.ProtectStdout()
 	// The log and panic stacks go to stderr (fido.log), keys redacted.
-	stderr := tools.RedactWriter(os.Stderr)
+	stderr := secret.RedactWriter(os.Stderr)
 	logger := log.New(stderr, "fido: ", log.LstdFlags|log.Lmicroseconds)
 	tools.SetPanicLog(stderr)
 	harden(logger.Printf)
@@ -205,7 +206,7 @@ func (b *backend) Close() {
 // reach its files.
 func conversationStore(stateDir string) *agent.ConversationStore {
 	cs := agent.NewConversationStore(filepath.Join(stateDir, "conversations"))
-	cs.Scrub = tools.Redact
+	cs.Scrub = secret.Redact
 	return cs
 }
 

@@ -1,25 +1,24 @@
-package tools
+package secret
 
 import (
 	"io"
-	"io/fs"
 	"sort"
 	"strings"
 	"sync"
 )
 
-// SecretEnv are the environment variables holding Fido's keys. The host
+// Env are the environment variables holding Fido's keys. The host
 // reads them once and removes them from its environment; no child process
 // (bash_exec, the JavaScript worker, ripgrep) ever gets them.
-var SecretEnv = []string{"OPENROUTER_API_KEY", "TAVILY_API_KEY"}
+var Env = []string{"OPENROUTER_API_KEY", "TAVILY_API_KEY"}
 
-// ScrubbedEnv is env without SecretEnv.
+// ScrubbedEnv is env without the variables named in Env.
 func ScrubbedEnv(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		secret := false
-		for _, s := range SecretEnv {
+		for _, s := range Env {
 			if k == s {
 				secret = true
 				break
@@ -45,10 +44,10 @@ var secrets struct {
 	replacer *strings.Replacer
 }
 
-// AddSecret registers a key whose exact text must never leave the process:
+// Add registers a key whose exact text must never leave the process:
 // Redact replaces it in tool results, the transcript, the log and saved
 // files. Short strings are ignored.
-func AddSecret(s string) {
+func Add(s string) {
 	s = strings.TrimSpace(s)
 	if len(s) < secretMinLen {
 		return
@@ -107,11 +106,4 @@ func (r redactWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
-}
-
-// WriteStateFile is WriteFileAtomic for Fido's own state (snapshots,
-// conversations): the registered secrets are redacted from data first.
-// Workspace files are never redacted: that would change the user's files.
-func WriteStateFile(path string, data []byte, perm fs.FileMode) error {
-	return WriteFileAtomic(path, RedactBytes(data), perm)
 }
