@@ -67,7 +67,7 @@ func (ws *Workspace) ChangedFiles(entries []UndoEntry) (files []*ChangedFile, no
 		case err == nil:
 			f.Base, f.BaseExists = data, true
 		case !errors.Is(err, fs.ErrNotExist):
-			notes = append(notes, errorText(ws, abs, err))
+			notes = append(notes, ErrorText(ws, abs, err))
 			continue
 		}
 		if f.BeforeExists == f.BaseExists && string(f.Before) == string(f.Base) {
@@ -173,7 +173,7 @@ func (ws *Workspace) RevertHunk(ctx context.Context, f *ChangedFile, i int, tag 
 	}
 	cur, err := ws.Sandbox.ReadFile(f.Abs, maxRevertRead)
 	if err != nil {
-		return "", errors.New(errorText(ws, f.Abs, err))
+		return "", errors.New(ErrorText(ws, f.Abs, err))
 	}
 	before, base, now := SplitLines(f.Before), SplitLines(f.Base), SplitLines(cur)
 	start := h.B0
@@ -208,7 +208,7 @@ func (ws *Workspace) RevertFile(ctx context.Context, f *ChangedFile, tag UndoEnt
 	cur, err := ws.Sandbox.ReadFile(f.Abs, maxRevertRead)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", errors.New(errorText(ws, f.Abs, err))
+		return "", errors.New(ErrorText(ws, f.Abs, err))
 	}
 	if exists != f.BaseExists || string(cur) != string(f.Base) {
 		return "", fmt.Errorf("%s was changed after Fido's change (or after the review opened); revert single hunks (:FidoRevert), or reopen :FidoReview", f.Path)
@@ -217,7 +217,7 @@ func (ws *Workspace) RevertFile(ctx context.Context, f *ChangedFile, tag UndoEnt
 	if !f.BeforeExists {
 		desc = "the file Fido created (deleted it)"
 		if err := ws.Sandbox.Remove(f.Abs); err != nil {
-			return "", errors.New(errorText(ws, f.Abs, err))
+			return "", errors.New(ErrorText(ws, f.Abs, err))
 		}
 		e := tag
 		e.Tool, e.Op, e.Path = "review", "rm", f.Path
@@ -227,7 +227,7 @@ func (ws *Workspace) RevertFile(ctx context.Context, f *ChangedFile, tag UndoEnt
 		if !exists {
 			desc = "the file Fido deleted (restored it)"
 			if _, err := ws.Sandbox.MkdirAll(filepath.Dir(f.Abs), 0o755); err != nil {
-				return "", errors.New(errorText(ws, filepath.Dir(f.Abs), err))
+				return "", errors.New(ErrorText(ws, filepath.Dir(f.Abs), err))
 			}
 		}
 		if err := ws.writeReverted(f, cur, f.Before, exists, tag); err != nil {
@@ -247,7 +247,7 @@ func (ws *Workspace) writeReverted(f *ChangedFile, cur, out []byte, existed bool
 		perm = fi.Mode().Perm()
 	}
 	if err := ws.Sandbox.WriteFileAtomic(f.Abs, out, perm); err != nil {
-		return errors.New(errorText(ws, f.Abs, err))
+		return errors.New(ErrorText(ws, f.Abs, err))
 	}
 	e := tag
 	e.Tool, e.Path, e.After = "review", f.Path, contentHash(out)

@@ -140,7 +140,7 @@ func (ws *Workspace) checkSeen(ctx context.Context, ft *FileTracker, abs string,
 	rel := ws.Sandbox.Rel(abs)
 	hash, exists, err := ws.hashFile(abs)
 	if err != nil {
-		return errors.New(errorText(ws, abs, err))
+		return errors.New(ErrorText(ws, abs, err))
 	}
 	if !exists {
 		return nil

@@ -50,7 +50,7 @@ func (t *MkdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 	// way removes what was created.
 	top, err := t.ws.Sandbox.MkdirAll(abs, 0o755)
 	if err != nil {
-		return ErrorResult("mkdir: %s; nothing was created", errorText(t.ws, abs, err)), nil
+		return ErrorResult("mkdir: %s; nothing was created", ErrorText(t.ws, abs, err)), nil
 	}
 	if top == "" {
 		return Result{Content: rel + "/ already exists; nothing changed\n", Summary: "already exists"}, nil

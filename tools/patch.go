@@ -232,7 +232,7 @@ func (t *PatchTool) apply(op patchOp, abs string, inv Invocation) (string, UndoE
 	fi, statErr := t.ws.Sandbox.Stat(abs)
 	exists := statErr == nil
 	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
-		return "", entry, errors.New(errorText(t.ws, abs, statErr))
+		return "", entry, errors.New(ErrorText(t.ws, abs, statErr))
 	}
 	if exists && fi.IsDir() {
 		return "", entry, fmt.Errorf("%s is a directory", rel)
@@ -259,14 +259,14 @@ func (t *PatchTool) apply(op patchOp, abs string, inv Invocation) (string, UndoE
 		}
 		top, err := t.ws.Sandbox.MkdirAll(filepath.Dir(abs), 0o755)
 		if err != nil {
-			return "", entry, errors.New(errorText(t.ws, filepath.Dir(abs), err))
+			return "", entry, errors.New(ErrorText(t.ws, filepath.Dir(abs), err))
 		}
 		entry.After = contentHash(content)
 		t.ws.beginUndo(&entry)
 		if err := t.ws.Sandbox.WriteFileAtomic(abs, content, perm); err != nil {
 			t.ws.abortUndo(entry)
 			t.ws.removeEmptyDirs(filepath.Dir(abs), top)
-			return "", entry, errors.New(errorText(t.ws, abs, err))
+			return "", entry, errors.New(ErrorText(t.ws, abs, err))
 		}
 		verb := "created"
 		if exists {
@@ -283,7 +283,7 @@ func (t *PatchTool) apply(op patchOp, abs string, inv Invocation) (string, UndoE
 	}
 	data, err := t.ws.Sandbox.ReadFile(abs, maxPatchFileSize)
 	if err != nil {
-		return "", entry, errors.New(errorText(t.ws, abs, err))
+		return "", entry, errors.New(ErrorText(t.ws, abs, err))
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
 		return "", entry, fmt.Errorf("%s is a binary file; search/replace only edits text", rel)
@@ -299,7 +299,7 @@ func (t *PatchTool) apply(op patchOp, abs string, inv Invocation) (string, UndoE
 	t.ws.beginUndo(&entry)
 	if err := t.ws.Sandbox.WriteFileAtomic(abs, out, perm); err != nil {
 		t.ws.abortUndo(entry)
-		return "", entry, errors.New(errorText(t.ws, abs, err))
+		return "", entry, errors.New(ErrorText(t.ws, abs, err))
 	}
 	return fmt.Sprintf("replaced at line %d", line), entry, nil
 }

@@ -105,7 +105,7 @@ func (t *ReadFileTool) Run(ctx context.Context, inv Invocation, args json.RawMes
 	// FIFO or device is refused before a byte is read.
 	f, fi, err := t.ws.Sandbox.Open(abs)
 	if err != nil {
-		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
+		return ErrorResult("read_file: %s", ErrorText(t.ws, abs, err)), nil
 	}
 	defer f.Close()
 	if fi.IsDir() {
@@ -132,7 +132,7 @@ func (t *ReadFileTool) Run(ctx context.Context, inv Invocation, args json.RawMes
 		if ctx.Err() != nil {
 			return Result{}, err
 		}
-		return ErrorResult("read_file: %s", errorText(t.ws, abs, err)), nil
+		return ErrorResult("read_file: %s", ErrorText(t.ws, abs, err)), nil
 	}
 	if rl.total == 0 {
 		inv.Files.Saw(rel, hex.EncodeToString(sum.Sum(nil)))

@@ -189,6 +189,10 @@ var panicLog io.Writer = io.Discard
 // SetPanicLog sets where recovered tool panics are written.
 func SetPanicLog(w io.Writer) { panicLog = w }
 
+// PanicLog is where a tool writes the stack of a panic it recovered itself
+// (what SetPanicLog set; nothing by default).
+func PanicLog() io.Writer { return panicLog }
+
 // Guard applies the delegation policy. It returns denied=true with the result
 // to give the model when the call must not run.
 func Guard(inv Invocation, t Tool) (Result, bool) {

@@ -64,7 +64,7 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 			return "", err
 		}
 		if err := ws.Sandbox.Remove(abs); err != nil {
-			return "", errors.New(errorText(ws, abs, err))
+			return "", errors.New(ErrorText(ws, abs, err))
 		}
 		return fmt.Sprintf("removed %s, which patch had created", e.Path), nil
 	case "overwrite", "edit":
@@ -76,7 +76,7 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 			return "", err
 		}
 		if err := ws.Sandbox.WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
-			return "", errors.New(errorText(ws, abs, err))
+			return "", errors.New(ErrorText(ws, abs, err))
 		}
 		return fmt.Sprintf("restored %s as it was before the %s", e.Path, e.Op), nil
 	case "rm":
@@ -92,11 +92,11 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 		}
 		top, err := ws.Sandbox.MkdirAll(filepath.Dir(abs), 0o755)
 		if err != nil {
-			return "", errors.New(errorText(ws, filepath.Dir(abs), err))
+			return "", errors.New(ErrorText(ws, filepath.Dir(abs), err))
 		}
 		if err := ws.Sandbox.WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
 			ws.removeEmptyDirs(filepath.Dir(abs), top)
-			return "", errors.New(errorText(ws, abs, err))
+			return "", errors.New(ErrorText(ws, abs, err))
 		}
 		return fmt.Sprintf("restored %s, which rm had deleted", e.Path), nil
 	case "mkdir":
@@ -108,7 +108,7 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 		// the removal instead of being deleted with the tree.
 		for i := len(dirs) - 1; i >= 0; i-- {
 			if err := ws.Sandbox.Remove(dirs[i]); err != nil {
-				return "", errors.New(errorText(ws, dirs[i], err))
+				return "", errors.New(ErrorText(ws, dirs[i], err))
 			}
 		}
 		return fmt.Sprintf("removed the empty directory %s/", e.Path), nil
@@ -126,7 +126,7 @@ func (ws *Workspace) unchangedSince(ctx context.Context, e UndoEntry, abs string
 	}
 	data, err := ws.Sandbox.ReadFile(abs, maxRevertRead)
 	if err != nil {
-		return errors.New(errorText(ws, abs, err))
+		return errors.New(ErrorText(ws, abs, err))
 	}
 	if contentHash(data) != e.After {
 		return errors.New("the file was changed after Fido wrote it")

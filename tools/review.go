@@ -30,7 +30,7 @@ func (a approval) unchanged() error {
 	for abs, want := range a.hashes {
 		got, _, err := a.ws.hashFile(abs)
 		if err != nil {
-			return errors.New(errorText(a.ws, abs, err))
+			return errors.New(ErrorText(a.ws, abs, err))
 		}
 		if got != want {
 			rel := a.ws.Sandbox.Rel(abs)
@@ -119,7 +119,7 @@ func (t *PatchTool) reviewPatch(ctx context.Context, inv Invocation, args json.R
 				// No preview (too large to copy, unreadable): still ask,
 				// naming the files, rather than write unreviewed.
 				res, ok := askGate(ctx, inv, "patch", EditProposal{Summary: t.SummarizeCall(args),
-					Files: patchPaths(t.ws, abs), Note: fmt.Sprintf("no preview: %s", errorText(t.ws, abs[i], err))})
+					Files: patchPaths(t.ws, abs), Note: fmt.Sprintf("no preview: %s", ErrorText(t.ws, abs[i], err))})
 				return ap, res, ok
 			}
 			h := ""
@@ -190,7 +190,7 @@ func reviewRemoval(ctx context.Context, ws *Workspace, inv Invocation, tool, sum
 		fi, err := ws.Sandbox.Lstat(abs)
 		switch {
 		case err != nil:
-			fc.Note = errorText(ws, abs, err)
+			fc.Note = ErrorText(ws, abs, err)
 		case !fi.Mode().IsRegular():
 			fc.Note = "not a regular file"
 		case fi.Size() > maxShownContent || len(fcs) >= maxShownRemovals:
@@ -199,7 +199,7 @@ func reviewRemoval(ctx context.Context, ws *Workspace, inv Invocation, tool, sum
 		default:
 			data, err := ws.Sandbox.ReadFile(abs, maxShownContent)
 			if err != nil {
-				fc.Note = errorText(ws, abs, err)
+				fc.Note = ErrorText(ws, abs, err)
 				break
 			}
 			ap.hashes[abs] = contentHash(data)

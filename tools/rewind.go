@@ -91,7 +91,7 @@ func (ws *Workspace) PlanRewind(ctx context.Context, entries []UndoEntry) Rewind
 		}
 		hash, exists, err := ws.hashFile(abs)
 		if err != nil {
-			skip(rel, errorText(ws, abs, err))
+			skip(rel, ErrorText(ws, abs, err))
 			continue
 		}
 		if exists == step.Exists && (!exists || hash == contentHash(step.Content)) {
@@ -150,7 +150,7 @@ func (ws *Workspace) applyRewindStep(st RewindStep, tag UndoEntry) error {
 		// the removal instead of being deleted with the tree.
 		for i := len(dirs) - 1; i >= 0; i-- {
 			if err := ws.Sandbox.Remove(dirs[i]); err != nil {
-				return errors.New(errorText(ws, dirs[i], err))
+				return errors.New(ErrorText(ws, dirs[i], err))
 			}
 		}
 		e.Op, e.Existed = "rmdir", true
@@ -161,24 +161,24 @@ func (ws *Workspace) applyRewindStep(st RewindStep, tag UndoEntry) error {
 	cur, err := ws.Sandbox.ReadFile(st.Abs, maxRevertRead)
 	existed := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return errors.New(errorText(ws, st.Abs, err))
+		return errors.New(ErrorText(ws, st.Abs, err))
 	}
 	if existed {
 		priorContent(&e, cur)
 	}
 	if !st.Exists {
 		if err := ws.Sandbox.Remove(st.Abs); err != nil {
-			return errors.New(errorText(ws, st.Abs, err))
+			return errors.New(ErrorText(ws, st.Abs, err))
 		}
 		e.Op = "rm"
 		ws.record(e)
 		return nil
 	}
 	if _, err := ws.Sandbox.MkdirAll(filepath.Dir(st.Abs), 0o755); err != nil {
-		return errors.New(errorText(ws, filepath.Dir(st.Abs), err))
+		return errors.New(ErrorText(ws, filepath.Dir(st.Abs), err))
 	}
 	if err := ws.Sandbox.WriteFileAtomic(st.Abs, st.Content, st.Mode); err != nil {
-		return errors.New(errorText(ws, st.Abs, err))
+		return errors.New(ErrorText(ws, st.Abs, err))
 	}
 	e.Op, e.After = "create", contentHash(st.Content)
 	if existed {

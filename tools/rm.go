@@ -39,7 +39,7 @@ func (t *RmTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) 
 	}
 	fi, err := t.ws.Sandbox.Lstat(abs)
 	if err != nil {
-		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
+		return ErrorResult("rm: %s", ErrorText(t.ws, abs, err)), nil
 	}
 	if fi.IsDir() {
 		return ErrorResult("rm: %s is a directory; use rmdir to delete a directory", rel), nil
@@ -73,7 +73,7 @@ func (t *RmTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) 
 	t.ws.beginUndo(&entry)
 	if err := t.ws.Sandbox.Remove(abs); err != nil {
 		t.ws.abortUndo(entry)
-		return ErrorResult("rm: %s", errorText(t.ws, abs, err)), nil
+		return ErrorResult("rm: %s", ErrorText(t.ws, abs, err)), nil
 	}
 	inv.Files.Forget(rel)
 	note := t.ws.record(entry)

@@ -46,11 +46,11 @@ func (t *RmdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 	}
 	fi, err := t.ws.Sandbox.Lstat(abs)
 	if err != nil {
-		return ErrorResult("rmdir: %s", errorText(t.ws, abs, err)), nil
+		return ErrorResult("rmdir: %s", ErrorText(t.ws, abs, err)), nil
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		if err := t.ws.Sandbox.Remove(abs); err != nil {
-			return ErrorResult("rmdir: %s", errorText(t.ws, abs, err)), nil
+			return ErrorResult("rmdir: %s", ErrorText(t.ws, abs, err)), nil
 		}
 		note := t.ws.record(inv.tag(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true, PriorOmitted: "symbolic link; only the link was removed"}))
 		return Result{Content: fmt.Sprintf("removed the symbolic link %s (its target is untouched)\n%s", rel, note), Summary: "removed link", Changed: []string{abs}}, nil
@@ -109,7 +109,7 @@ func (t *RmdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 		}
 	}
 	if err := t.ws.Sandbox.RemoveAll(abs); err != nil {
-		return ErrorResult("rmdir: %s; some entries may already be deleted", errorText(t.ws, abs, err)), nil
+		return ErrorResult("rmdir: %s; some entries may already be deleted", ErrorText(t.ws, abs, err)), nil
 	}
 	inv.Files.Forget(rel)
 	note := t.ws.record(inv.tag(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true,

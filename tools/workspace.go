@@ -177,8 +177,8 @@ var rootOps = map[string]string{
 	"removeat": "remove", "readlinkat": "readlink", "renameat": "rename",
 }
 
-// errorText words an OS error about a workspace path for the model.
-func errorText(ws *Workspace, abs string, err error) string {
+// ErrorText words an OS error about a workspace path for the model.
+func ErrorText(ws *Workspace, abs string, err error) string {
 	rel := Shorten(ws.Sandbox.Rel(abs), 200) // a refused over-long path is not echoed whole
 	switch {
 	case os.IsNotExist(err):

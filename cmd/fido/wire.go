@@ -13,6 +13,7 @@ import (
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/js"
 	"github.com/fido-nvim/fido/tools/lsp"
 	"github.com/fido-nvim/fido/tools/secret"
 	"github.com/fido-nvim/fido/tools/web"
@@ -100,7 +101,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	})
 	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, tools.NewAskExpertTool(ui))
 	all = append(all, web.NewTools(web.Config{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
-	jsTool := tools.NewJSTool(ws, ui)
+	jsTool := js.NewTool(ws, ui)
 	jsTool.Prewarm() // its worker process starts now, not during the first call
 	perms, notice := tools.OpenPermissions(filepath.Join(stateDir, "permissions.json"), cfg.Permissions)
 	if notice != "" {

@@ -1,4 +1,4 @@
-package tools
+package js
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
 )
 
@@ -36,7 +37,7 @@ const (
 	jsKillGrace = 300 * time.Millisecond
 	// jsRegexTimeout bounds one regexp match. It is process-wide
 	// (regexp2.DefaultMatchTimeout is read when a pattern is compiled), so the
-	// worker process sets it before it compiles any (RunJSWorker), and an
+	// worker process sets it before it compiles any (RunWorker), and an
 	// abandoned runtime stops burning CPU at most this long after a timeout.
 	jsRegexTimeout = time.Second
 	// jsMemoryLimit stops a run whose heap growth exceeds it: goja has no
@@ -51,12 +52,12 @@ const (
 	jsChoiceOffline = "Run offline"
 )
 
-// JSTool runs JavaScript snippets in a fresh goja runtime per call, each in
-// its own worker process (see jsexec_worker.go).
-type JSTool struct {
-	ws       *Workspace
-	prompter Prompter
-	rules    *Permissions // JSNetworkRule decides network access without asking
+// Tool runs JavaScript snippets in a fresh goja runtime per call, each in
+// its own worker process (see worker.go).
+type Tool struct {
+	ws       *tools.Workspace
+	prompter tools.Prompter
+	rules    *tools.Permissions // JSNetworkRule decides network access without asking
 	memLimit uint64
 	worker   jsWorkerSpec
 
@@ -65,15 +66,15 @@ type JSTool struct {
 	closed  bool
 }
 
-// NewJSTool returns the javascript_execute tool. require resolves against
+// NewTool returns the javascript_execute tool. require resolves against
 // ws; p asks the user before a snippet gets network access (nil: never).
-func NewJSTool(ws *Workspace, p Prompter) *JSTool {
-	return &JSTool{ws: ws, prompter: p, memLimit: jsMemoryLimit}
+func NewTool(ws *tools.Workspace, p tools.Prompter) *Tool {
+	return &Tool{ws: ws, prompter: p, memLimit: jsMemoryLimit}
 }
 
 // WithPermissions lets the command rules decide network access
 // (JSNetworkRule) before the user is asked: one mechanism for every approval.
-func (t *JSTool) WithPermissions(p *Permissions) *JSTool {
+func (t *Tool) WithPermissions(p *tools.Permissions) *Tool {
 	t.rules = p
 	return t
 }
@@ -82,7 +83,7 @@ func (t *JSTool) WithPermissions(p *Permissions) *JSTool {
 // default is this executable with the js-worker subcommand, which is right
 // for bin/fido; other programs embedding the tool (benchmarks) point it at
 // bin/fido.
-func (t *JSTool) SetWorker(path string, args ...string) {
+func (t *Tool) SetWorker(path string, args ...string) {
 	t.worker = jsWorkerSpec{path: path, args: args}
 }
 
@@ -92,10 +93,10 @@ type jsExecParams struct {
 	AllowNetwork bool   `json:"allow_network"`
 }
 
-func (t *JSTool) Name() string        { return "javascript_execute" }
-func (t *JSTool) Description() string { return jsExecDescription }
-func (t *JSTool) Access() Access      { return Mutating }
-func (t *JSTool) Parameters() json.RawMessage {
+func (t *Tool) Name() string         { return "javascript_execute" }
+func (t *Tool) Description() string  { return jsExecDescription }
+func (t *Tool) Access() tools.Access { return tools.Mutating }
+func (t *Tool) Parameters() json.RawMessage {
 	return json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -108,14 +109,14 @@ func (t *JSTool) Parameters() json.RawMessage {
 }`)
 }
 
-func (t *JSTool) SummarizeCall(args json.RawMessage) string {
+func (t *Tool) SummarizeCall(args json.RawMessage) string {
 	var p jsExecParams
 	_ = json.Unmarshal(args, &p)
 	first := strings.TrimSpace(p.Code)
 	if i := strings.IndexByte(first, '\n'); i >= 0 {
 		first = strings.TrimSpace(first[:i]) + " …"
 	}
-	s := Shorten(first, 60)
+	s := tools.Shorten(first, 60)
 	if p.AllowNetwork {
 		s += " (network)"
 	}
@@ -172,22 +173,22 @@ func (s jsStop) String() string {
 	return "stop"
 }
 
-func (t *JSTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
+func (t *Tool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessage) (tools.Result, error) {
 	var p jsExecParams
-	if err := DecodeArgs(args, &p); err != nil {
-		return ErrorResult("javascript_execute: %v", err), nil
+	if err := tools.DecodeArgs(args, &p); err != nil {
+		return tools.ErrorResult("javascript_execute: %v", err), nil
 	}
 	if strings.TrimSpace(p.Code) == "" {
-		return ErrorResult("javascript_execute: code is required"), nil
+		return tools.ErrorResult("javascript_execute: code is required"), nil
 	}
 	if len(p.Code) > jsMaxCode {
-		return ErrorResult("javascript_execute: code is %d bytes; at most %d bytes are accepted (require a workspace file for larger programs)", len(p.Code), jsMaxCode), nil
+		return tools.ErrorResult("javascript_execute: code is %d bytes; at most %d bytes are accepted (require a workspace file for larger programs)", len(p.Code), jsMaxCode), nil
 	}
 	timeout := jsDefaultTimeout
 	if p.Timeout != nil {
 		switch {
 		case *p.Timeout < 1:
-			return ErrorResult("javascript_execute: timeout must be at least 1 ms, got %d", *p.Timeout), nil
+			return tools.ErrorResult("javascript_execute: timeout must be at least 1 ms, got %d", *p.Timeout), nil
 		case time.Duration(*p.Timeout)*time.Millisecond > jsMaxTimeout:
 			timeout = jsMaxTimeout
 		default:
@@ -202,7 +203,7 @@ func (t *JSTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) 
 		var err error
 		network, out.NetworkNote, err = t.approveNetwork(ctx, inv.CallID, p.Code)
 		if err != nil {
-			return Result{}, err
+			return tools.Result{}, err
 		}
 		offlineWhy = out.NetworkNote
 		if network {
@@ -213,9 +214,9 @@ func (t *JSTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) 
 	res, elapsed, err := t.runWorker(ctx, p.Code, timeout, network, offlineWhy)
 	if err != nil {
 		if ctx.Err() != nil {
-			return Result{}, ctx.Err()
+			return tools.Result{}, ctx.Err()
 		}
-		return ErrorResult("javascript_execute: %v", err), nil
+		return tools.ErrorResult("javascript_execute: %v", err), nil
 	}
 	res.Network, res.NetworkNote = out.Network, out.NetworkNote
 	out = res
@@ -229,16 +230,16 @@ func (t *JSTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) 
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // code and markup read better without \u003c
 	if err := enc.Encode(out); err != nil {
-		return ErrorResult("javascript_execute: cannot encode the result: %v", err), nil
+		return tools.ErrorResult("javascript_execute: cannot encode the result: %v", err), nil
 	}
-	return Result{Content: strings.TrimSuffix(buf.String(), "\n"), Summary: jsSummary(out, elapsed), IsError: out.Error != nil}, nil
+	return tools.Result{Content: strings.TrimSuffix(buf.String(), "\n"), Summary: jsSummary(out, elapsed), IsError: out.Error != nil}, nil
 }
 
 // approveNetwork asks the user whether this run may use fetch. Declining,
 // dismissing or having nobody to ask means offline, with a note saying why.
-func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool, string, error) {
+func (t *Tool) approveNetwork(ctx context.Context, callID, code string) (bool, string, error) {
 	if t.rules != nil {
-		switch d := t.rules.DecideAction(JSNetworkRule); d.Verdict {
+		switch d := t.rules.DecideAction(tools.JSNetworkRule); d.Verdict {
 		case permission.Run:
 			return true, "", nil
 		case permission.Refuse:
@@ -249,8 +250,8 @@ func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool,
 		return false, "network access needs the user's approval and there is no user to ask; ran offline", nil
 	}
 	preview := strings.Join(strings.Fields(code), " ")
-	prompt := fmt.Sprintf("javascript_execute asks for network access (fetch; it can also reach localhost and internal services): %s", Shorten(preview, 80))
-	q := Question{
+	prompt := fmt.Sprintf("javascript_execute asks for network access (fetch; it can also reach localhost and internal services): %s", tools.Shorten(preview, 80))
+	q := tools.Question{
 		Prompt:         "Allow this script network access, localhost included? (code shown above)",
 		Items:          []string{jsChoiceAllow, jsChoiceOffline},
 		Safe:           1,
@@ -260,7 +261,7 @@ func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool,
 		DetailInfo:     []string{"javascript_execute with network access"},
 		CallID:         callID,
 	}
-	i, err := AskQuestion(ctx, t.prompter, q, prompt)
+	i, err := tools.AskQuestion(ctx, t.prompter, q, prompt)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, "", ctx.Err()
@@ -276,10 +277,10 @@ func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool,
 // jsSummary is the transcript line: "ok · 3 log lines · 12ms", the error, or the stop.
 func jsSummary(out jsOutput, elapsed time.Duration) string {
 	if out.TimedOut {
-		return Shorten(out.Error.Message, 60)
+		return tools.Shorten(out.Error.Message, 60)
 	}
 	if out.Error != nil {
-		return Shorten(out.Error.Name+": "+firstLine(out.Error.Message), 100)
+		return tools.Shorten(out.Error.Name+": "+firstLine(out.Error.Message), 100)
 	}
 	parts := []string{"ok"}
 	switch n := len(out.Console) + out.ConsoleDropped; n {

@@ -1,6 +1,6 @@
 //go:build race
 
-package tools
+package js
 
 // jsRaceBuild: the race detector's shadow memory counts against the worker's
 // OS memory limit, so race-enabled builds (tests) get a larger ceiling.

@@ -1,4 +1,4 @@
-package tools
+package js
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 // The snippet runs in a child process of the host, the JavaScript worker
@@ -30,8 +32,8 @@ import (
 // kept, then one message with the finished output, and exits. Before the
 // request it says {"ready":true} once it has warmed up.
 
-// JSWorkerCommand is the host subcommand that runs the worker.
-const JSWorkerCommand = "js-worker"
+// WorkerCommand is the host subcommand that runs the worker.
+const WorkerCommand = "js-worker"
 
 type jsWorkerRequest struct {
 	Code       string `json:"code"`
@@ -56,7 +58,7 @@ type jsWorkerDone struct {
 
 // jsEngine runs snippets in this process: what the worker uses.
 type jsEngine struct {
-	ws        *Workspace
+	ws        *tools.Workspace
 	client    *http.Client
 	memLimit  uint64
 	onConsole func(jsConsoleLine)
@@ -71,9 +73,9 @@ func newJSClient() *http.Client {
 	}}
 }
 
-// RunJSWorker is the worker's main: it reads one request from in, runs it
+// RunWorker is the worker's main: it reads one request from in, runs it
 // and writes the messages to out. It returns the process exit code.
-func RunJSWorker(in io.Reader, out io.Writer) int {
+func RunWorker(in io.Reader, out io.Writer) int {
 	// The JS regexp engine (regexp2) has no match timeout by default, and
 	// goja's Interrupt does not reach into a running match. The setting is
 	// process-wide: only this process, which runs nothing but the snippet,
@@ -122,7 +124,7 @@ func RunJSWorker(in io.Reader, out io.Writer) int {
 		os.Exit(3)
 	}()
 
-	ws, err := NewWorkspace(req.Root, nil, nil)
+	ws, err := tools.NewWorkspace(req.Root, nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "js-worker:", err)
 		return 2

@@ -1,4 +1,4 @@
-package tools
+package js
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 // jsChildCount counts the live (not zombie) child processes of this process.
@@ -53,7 +55,7 @@ func TestJSExecWorkerIsGoneAfterTheCall(t *testing.T) {
 	tool = jsTool(t, nil, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	_, err := tool.Run(ctx, Invocation{}, json.RawMessage(`{"code":"while(true){}","timeout":5000}`))
+	_, err := tool.Run(ctx, tools.Invocation{}, json.RawMessage(`{"code":"while(true){}","timeout":5000}`))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	tool.Close()
 	assert.Eventually(t, func() bool { return jsChildCount(t) <= before }, 2*time.Second, 10*time.Millisecond, "the worker of a cancelled snippet still runs")

@@ -1,4 +1,4 @@
-package tools
+package js
 
 import (
 	"context"
@@ -7,23 +7,25 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
+	"github.com/fido-nvim/fido/tools/toolstest"
 )
 
 // javascript_execute's network access goes through the same rules: an allow
 // rule runs online and a deny rule offline, neither asks.
 func TestJSNetworkFollowsTheRules(t *testing.T) {
-	ws, _ := testWorkspace(t, nil)
+	ws, _ := toolstest.Workspace(t, nil)
 	for _, tc := range []struct {
 		effect permission.Effect
 		online bool
 	}{{permission.Allow, true}, {permission.Deny, false}} {
-		rules, _ := OpenPermissions("", []permission.Rule{{Effect: tc.effect, Command: JSNetworkRule}})
-		p := &scriptPrompter{}
-		tool := NewJSTool(ws, p).WithPermissions(rules)
+		rules, _ := tools.OpenPermissions("", []permission.Rule{{Effect: tc.effect, Command: tools.JSNetworkRule}})
+		p := &jsPrompter{}
+		tool := NewTool(ws, p).WithPermissions(rules)
 		online, note, err := tool.approveNetwork(context.Background(), "c1", "fetch('http://x')")
 		require.NoError(t, err)
 		assert.Equal(t, tc.online, online, note)
-		assert.Zero(t, p.selectCount(), "the rule decides; nobody is asked")
+		assert.Zero(t, p.asked(), "the rule decides; nobody is asked")
 	}
 }

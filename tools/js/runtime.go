@@ -1,4 +1,4 @@
-package tools
+package js
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 // jsOutcome is what the runtime goroutine reports.
@@ -132,7 +134,7 @@ func (r *jsRun) execute(code string, done chan<- jsOutcome) {
 			if e, ok := p.(error); ok && errors.As(e, &ie) {
 				out = jsOutcome{stopped: true}
 			} else {
-				_, _ = fmt.Fprintf(panicLog, "javascript_execute panic: %v\n%s\n", p, debug.Stack())
+				_, _ = fmt.Fprintf(tools.PanicLog(), "javascript_execute panic: %v\n%s\n", p, debug.Stack())
 				out = jsOutcome{err: &jsError{Name: "InternalError", Message: fmt.Sprintf("javascript_execute failed with an internal error: %v", p)}}
 			}
 		}
@@ -482,7 +484,7 @@ func jsCapStack(s string) string {
 	if len(lines) > jsMaxStackLines {
 		lines = append(lines[:jsMaxStackLines:jsMaxStackLines], fmt.Sprintf("\t… %d more lines", len(lines)-jsMaxStackLines))
 	}
-	return Shorten(strings.Join(lines, "\n"), 4000)
+	return tools.Shorten(strings.Join(lines, "\n"), 4000)
 }
 
 // str is String(v), never throwing to the caller (uncatchable errors propagate).
@@ -734,7 +736,7 @@ func (r *jsRun) load(spec, abs string, size int64) goja.Value {
 	}
 	data, err := r.tool.ws.Sandbox.ReadFile(abs, jsMaxModule)
 	if err != nil {
-		r.throw("require(%q): %s", spec, errorText(r.tool.ws, abs, err))
+		r.throw("require(%q): %s", spec, tools.ErrorText(r.tool.ws, abs, err))
 	}
 	r.moduleBytes += len(data)
 	vm := r.vm

@@ -1,4 +1,4 @@
-package tools
+package js
 
 import (
 	"context"
@@ -16,6 +16,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/toolstest"
 )
 
 // jsPrompter answers Select with a fixed choice and records the prompts.
@@ -58,10 +61,10 @@ type jsOut struct {
 	NetworkNote    string          `json:"network_note"`
 }
 
-func jsTool(t testing.TB, files map[string]string, p Prompter) *JSTool {
+func jsTool(t testing.TB, files map[string]string, p tools.Prompter) *Tool {
 	t.Helper()
-	ws, _ := testWorkspace(t, files)
-	tool := NewJSTool(ws, p)
+	ws, _ := toolstest.Workspace(t, files)
+	tool := NewTool(ws, p)
 	testJSWorker(t, tool)
 	tool.Prewarm() // as the host does: calls do not wait for a process start
 	tool.spareReady()
@@ -70,13 +73,13 @@ func jsTool(t testing.TB, files map[string]string, p Prompter) *JSTool {
 }
 
 // jsRunCall runs one call through a registry as the main agent and decodes it.
-func jsRunCall(t testing.TB, tool *JSTool, args map[string]any) (Result, jsOut) {
+func jsRunCall(t testing.TB, tool *Tool, args map[string]any) (tools.Result, jsOut) {
 	t.Helper()
-	reg, err := NewRegistry(tool)
+	reg, err := tools.NewRegistry(tool)
 	require.NoError(t, err)
 	raw, err := json.Marshal(args)
 	require.NoError(t, err)
-	res := reg.Invoke(context.Background(), Invocation{Identity: Identity{Role: RoleMain}}, "javascript_execute", raw)
+	res := reg.Invoke(context.Background(), tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain}}, "javascript_execute", raw)
 	var out jsOut
 	require.NoError(t, json.Unmarshal([]byte(res.Content), &out), res.Content)
 	return res, out
@@ -251,7 +254,7 @@ func TestJSExecTimeouts(t *testing.T) {
 			assert.Equal(t, []jsConsoleLine{{"log", "start"}}, out.Console, "console output before the stop is kept")
 			if c.killed {
 				assert.Contains(t, out.Error.Message, "killed after timeout (300ms)")
-				assert.Equal(t, res.Summary, Shorten(out.Error.Message, 60))
+				assert.Equal(t, res.Summary, tools.Shorten(out.Error.Message, 60))
 			} else {
 				assert.Equal(t, "timed out after 300ms", out.Error.Message)
 				assert.Equal(t, "timed out after 300ms", res.Summary)
@@ -265,7 +268,7 @@ func TestJSExecCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := tool.Run(ctx, Invocation{}, json.RawMessage(`{"code":"while(true){}","timeout":5000}`))
+	_, err := tool.Run(ctx, tools.Invocation{}, json.RawMessage(`{"code":"while(true){}","timeout":5000}`))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), time.Second)
 }
@@ -378,10 +381,10 @@ func TestJSExecArguments(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			reg, err := NewRegistry(tool)
+			reg, err := tools.NewRegistry(tool)
 			require.NoError(t, err)
 			raw, _ := json.Marshal(c.args)
-			res := reg.Invoke(context.Background(), Invocation{}, "javascript_execute", raw)
+			res := reg.Invoke(context.Background(), tools.Invocation{}, "javascript_execute", raw)
 			require.True(t, res.IsError)
 			assert.Contains(t, res.Summary, c.want)
 		})
@@ -488,14 +491,14 @@ func TestJSExecNetwork(t *testing.T) {
 func TestJSExecSubagentDenied(t *testing.T) {
 	p := &jsPrompter{choice: 0}
 	tool := jsTool(t, nil, p)
-	reg, err := NewRegistry(tool)
+	reg, err := tools.NewRegistry(tool)
 	require.NoError(t, err)
-	res := reg.Invoke(context.Background(), Invocation{DelegationDepth: 1}, "javascript_execute",
+	res := reg.Invoke(context.Background(), tools.Invocation{DelegationDepth: 1}, "javascript_execute",
 		json.RawMessage(`{"code":"console.log('x'); 1","allow_network":true}`))
 	require.True(t, res.IsError)
 	assert.Contains(t, res.Content, "permission_denied")
 	assert.Zero(t, p.asked(), "a subagent call never prompts")
-	assert.Equal(t, Mutating, tool.Access())
+	assert.Equal(t, tools.Mutating, tool.Access())
 }
 
 func TestJSExecSpecAndSummaries(t *testing.T) {

@@ -1,4 +1,4 @@
-package tools
+package js
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/secret"
 )
 
@@ -36,7 +37,7 @@ func (w jsWorkerSpec) command() (*exec.Cmd, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cannot find the fido executable to start the JavaScript worker: %w", err)
 		}
-		path, args = exe, []string{JSWorkerCommand}
+		path, args = exe, []string{WorkerCommand}
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(secret.ScrubbedEnv(os.Environ()), w.env...)
@@ -165,7 +166,7 @@ func (s *jsSpare) wait() (*jsWorkerProc, error) {
 // start-up, ~10-60 ms of process and runtime initialization, then happens
 // while the model thinks, not during the call), or starts one, and starts
 // the next spare.
-func (t *JSTool) takeWorker() (*jsWorkerProc, error) {
+func (t *Tool) takeWorker() (*jsWorkerProc, error) {
 	t.spareMu.Lock()
 	spare := t.spare
 	t.spare = nil
@@ -183,7 +184,7 @@ func (t *JSTool) takeWorker() (*jsWorkerProc, error) {
 
 // Prewarm starts a spare worker in the background unless one exists, so the
 // next call does not wait for a process to start.
-func (t *JSTool) Prewarm() {
+func (t *Tool) Prewarm() {
 	t.spareMu.Lock()
 	defer t.spareMu.Unlock()
 	if t.closed || t.spare != nil {
@@ -198,7 +199,7 @@ func (t *JSTool) Prewarm() {
 }
 
 // spareReady waits until the spare worker (if any) is warmed up (tests).
-func (t *JSTool) spareReady() {
+func (t *Tool) spareReady() {
 	t.spareMu.Lock()
 	spare := t.spare
 	t.spareMu.Unlock()
@@ -216,7 +217,7 @@ func (t *JSTool) spareReady() {
 
 // Close ends the spare worker (the host's exit ends it anyway: its stdin
 // closes and, on Linux, the parent-death signal kills it).
-func (t *JSTool) Close() {
+func (t *Tool) Close() {
 	t.spareMu.Lock()
 	t.closed = true
 	spare := t.spare
@@ -231,7 +232,7 @@ func (t *JSTool) Close() {
 
 // runWorker runs one snippet in a worker process and returns its output.
 // The error is for failures to run at all and for cancellation.
-func (t *JSTool) runWorker(ctx context.Context, code string, timeout time.Duration, network bool, offlineWhy string) (jsOutput, time.Duration, error) {
+func (t *Tool) runWorker(ctx context.Context, code string, timeout time.Duration, network bool, offlineWhy string) (jsOutput, time.Duration, error) {
 	var out jsOutput
 	req, err := json.Marshal(jsWorkerRequest{
 		Code: code, TimeoutMS: timeout.Milliseconds(), Network: network, OfflineWhy: offlineWhy,
@@ -312,5 +313,5 @@ func jsCrashLine(stderr string) string {
 	if i := bytes.IndexByte([]byte(stderr), '\n'); i >= 0 {
 		first = stderr[:i]
 	}
-	return ": " + Shorten(first, 200)
+	return ": " + tools.Shorten(first, 200)
 }
