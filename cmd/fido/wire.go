@@ -101,7 +101,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	})
 	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, tools.NewAskExpertTool(ui))
 	all = append(all, web.NewTools(web.Config{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
-	jsTool := js.NewTool(ws, ui)
+	jsTool := js.NewJSTool(ws, ui)
 	jsTool.Prewarm() // its worker process starts now, not during the first call
 	perms, notice := tools.OpenPermissions(filepath.Join(stateDir, "permissions.json"), cfg.Permissions)
 	if notice != "" {

@@ -50,7 +50,7 @@ func main() {
 		os.Exit(1)
 	}
 	args, _ := json.Marshal(map[string]any{"code": snippet})
-	call := func(tool *js.Tool) time.Duration {
+	call := func(tool *js.JSTool) time.Duration {
 		start := time.Now()
 		res, err := tool.Run(context.Background(), tools.Invocation{}, args)
 		took := time.Since(start)
@@ -61,7 +61,7 @@ func main() {
 		return took
 	}
 
-	warm := js.NewTool(ws, nil)
+	warm := js.NewJSTool(ws, nil)
 	warm.SetWorker(bin, js.WorkerCommand)
 	warm.Prewarm()
 	var warmTimes, coldTimes []time.Duration
@@ -71,7 +71,7 @@ func main() {
 	}
 	warm.Close()
 	for i := 0; i < *runs; i++ {
-		cold := js.NewTool(ws, nil)
+		cold := js.NewJSTool(ws, nil)
 		cold.SetWorker(bin, js.WorkerCommand)
 		coldTimes = append(coldTimes, call(cold))
 		cold.Close()

@@ -2,7 +2,7 @@
 // fresh goja runtime (github.com/dop251/goja, with the regexp2 engine)
 // inside a worker process of their own, `bin/fido js-worker` (RunWorker),
 // so nothing a snippet does can take the host down. The host side
-// (Tool, host.go) keeps one spare worker started, sends it the snippet and
+// (JSTool, host.go) keeps one spare worker started, sends it the snippet and
 // kills it past the time limit; the worker side (worker.go, runtime.go,
 // fetch.go) limits its own memory, sets the process-wide regexp match
 // timeout, and offers console, require (files inside the workspace only)

@@ -166,7 +166,7 @@ func (s *jsSpare) wait() (*jsWorkerProc, error) {
 // start-up, ~10-60 ms of process and runtime initialization, then happens
 // while the model thinks, not during the call), or starts one, and starts
 // the next spare.
-func (t *Tool) takeWorker() (*jsWorkerProc, error) {
+func (t *JSTool) takeWorker() (*jsWorkerProc, error) {
 	t.spareMu.Lock()
 	spare := t.spare
 	t.spare = nil
@@ -184,7 +184,7 @@ func (t *Tool) takeWorker() (*jsWorkerProc, error) {
 
 // Prewarm starts a spare worker in the background unless one exists, so the
 // next call does not wait for a process to start.
-func (t *Tool) Prewarm() {
+func (t *JSTool) Prewarm() {
 	t.spareMu.Lock()
 	defer t.spareMu.Unlock()
 	if t.closed || t.spare != nil {
@@ -199,7 +199,7 @@ func (t *Tool) Prewarm() {
 }
 
 // spareReady waits until the spare worker (if any) is warmed up (tests).
-func (t *Tool) spareReady() {
+func (t *JSTool) spareReady() {
 	t.spareMu.Lock()
 	spare := t.spare
 	t.spareMu.Unlock()
@@ -217,7 +217,7 @@ func (t *Tool) spareReady() {
 
 // Close ends the spare worker (the host's exit ends it anyway: its stdin
 // closes and, on Linux, the parent-death signal kills it).
-func (t *Tool) Close() {
+func (t *JSTool) Close() {
 	t.spareMu.Lock()
 	t.closed = true
 	spare := t.spare
@@ -232,7 +232,7 @@ func (t *Tool) Close() {
 
 // runWorker runs one snippet in a worker process and returns its output.
 // The error is for failures to run at all and for cancellation.
-func (t *Tool) runWorker(ctx context.Context, code string, timeout time.Duration, network bool, offlineWhy string) (jsOutput, time.Duration, error) {
+func (t *JSTool) runWorker(ctx context.Context, code string, timeout time.Duration, network bool, offlineWhy string) (jsOutput, time.Duration, error) {
 	var out jsOutput
 	req, err := json.Marshal(jsWorkerRequest{
 		Code: code, TimeoutMS: timeout.Milliseconds(), Network: network, OfflineWhy: offlineWhy,

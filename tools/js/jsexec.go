@@ -52,9 +52,9 @@ const (
 	jsChoiceOffline = "Run offline"
 )
 
-// Tool runs JavaScript snippets in a fresh goja runtime per call, each in
+// JSTool runs JavaScript snippets in a fresh goja runtime per call, each in
 // its own worker process (see worker.go).
-type Tool struct {
+type JSTool struct {
 	ws       *tools.Workspace
 	prompter tools.Prompter
 	rules    *tools.Permissions // JSNetworkRule decides network access without asking
@@ -66,15 +66,15 @@ type Tool struct {
 	closed  bool
 }
 
-// NewTool returns the javascript_execute tool. require resolves against
+// NewJSTool returns the javascript_execute tool. require resolves against
 // ws; p asks the user before a snippet gets network access (nil: never).
-func NewTool(ws *tools.Workspace, p tools.Prompter) *Tool {
-	return &Tool{ws: ws, prompter: p, memLimit: jsMemoryLimit}
+func NewJSTool(ws *tools.Workspace, p tools.Prompter) *JSTool {
+	return &JSTool{ws: ws, prompter: p, memLimit: jsMemoryLimit}
 }
 
 // WithPermissions lets the command rules decide network access
 // (JSNetworkRule) before the user is asked: one mechanism for every approval.
-func (t *Tool) WithPermissions(p *tools.Permissions) *Tool {
+func (t *JSTool) WithPermissions(p *tools.Permissions) *JSTool {
 	t.rules = p
 	return t
 }
@@ -83,7 +83,7 @@ func (t *Tool) WithPermissions(p *tools.Permissions) *Tool {
 // default is this executable with the js-worker subcommand, which is right
 // for bin/fido; other programs embedding the tool (benchmarks) point it at
 // bin/fido.
-func (t *Tool) SetWorker(path string, args ...string) {
+func (t *JSTool) SetWorker(path string, args ...string) {
 	t.worker = jsWorkerSpec{path: path, args: args}
 }
 
@@ -93,10 +93,10 @@ type jsExecParams struct {
 	AllowNetwork bool   `json:"allow_network"`
 }
 
-func (t *Tool) Name() string         { return "javascript_execute" }
-func (t *Tool) Description() string  { return jsExecDescription }
-func (t *Tool) Access() tools.Access { return tools.Mutating }
-func (t *Tool) Parameters() json.RawMessage {
+func (t *JSTool) Name() string         { return "javascript_execute" }
+func (t *JSTool) Description() string  { return jsExecDescription }
+func (t *JSTool) Access() tools.Access { return tools.Mutating }
+func (t *JSTool) Parameters() json.RawMessage {
 	return json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -109,7 +109,7 @@ func (t *Tool) Parameters() json.RawMessage {
 }`)
 }
 
-func (t *Tool) SummarizeCall(args json.RawMessage) string {
+func (t *JSTool) SummarizeCall(args json.RawMessage) string {
 	var p jsExecParams
 	_ = json.Unmarshal(args, &p)
 	first := strings.TrimSpace(p.Code)
@@ -173,7 +173,7 @@ func (s jsStop) String() string {
 	return "stop"
 }
 
-func (t *Tool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessage) (tools.Result, error) {
+func (t *JSTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessage) (tools.Result, error) {
 	var p jsExecParams
 	if err := tools.DecodeArgs(args, &p); err != nil {
 		return tools.ErrorResult("javascript_execute: %v", err), nil
@@ -237,7 +237,7 @@ func (t *Tool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessa
 
 // approveNetwork asks the user whether this run may use fetch. Declining,
 // dismissing or having nobody to ask means offline, with a note saying why.
-func (t *Tool) approveNetwork(ctx context.Context, callID, code string) (bool, string, error) {
+func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool, string, error) {
 	if t.rules != nil {
 		switch d := t.rules.DecideAction(tools.JSNetworkRule); d.Verdict {
 		case permission.Run:

@@ -61,10 +61,10 @@ type jsOut struct {
 	NetworkNote    string          `json:"network_note"`
 }
 
-func jsTool(t testing.TB, files map[string]string, p tools.Prompter) *Tool {
+func jsTool(t testing.TB, files map[string]string, p tools.Prompter) *JSTool {
 	t.Helper()
 	ws, _ := toolstest.Workspace(t, files)
-	tool := NewTool(ws, p)
+	tool := NewJSTool(ws, p)
 	testJSWorker(t, tool)
 	tool.Prewarm() // as the host does: calls do not wait for a process start
 	tool.spareReady()
@@ -73,7 +73,7 @@ func jsTool(t testing.TB, files map[string]string, p tools.Prompter) *Tool {
 }
 
 // jsRunCall runs one call through a registry as the main agent and decodes it.
-func jsRunCall(t testing.TB, tool *Tool, args map[string]any) (tools.Result, jsOut) {
+func jsRunCall(t testing.TB, tool *JSTool, args map[string]any) (tools.Result, jsOut) {
 	t.Helper()
 	reg, err := tools.NewRegistry(tool)
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 }
 
 // testJSWorker points tool at this test binary as its worker.
-func testJSWorker(tb testing.TB, tool *Tool) {
+func testJSWorker(tb testing.TB, tool *JSTool) {
 	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {

@@ -22,7 +22,7 @@ func TestJSNetworkFollowsTheRules(t *testing.T) {
 	}{{permission.Allow, true}, {permission.Deny, false}} {
 		rules, _ := tools.OpenPermissions("", []permission.Rule{{Effect: tc.effect, Command: tools.JSNetworkRule}})
 		p := &jsPrompter{}
-		tool := NewTool(ws, p).WithPermissions(rules)
+		tool := NewJSTool(ws, p).WithPermissions(rules)
 		online, note, err := tool.approveNetwork(context.Background(), "c1", "fetch('http://x')")
 		require.NoError(t, err)
 		assert.Equal(t, tc.online, online, note)
