@@ -274,6 +274,17 @@ func ShortenTo(s string, n int) string {
 	return Shorten(s, n-1)
 }
 
+// OneLine shortens a possibly multi-line text (a command, a question) to its
+// first line of at most n runes, saying how many lines it leaves out.
+func OneLine(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	first := strings.TrimSpace(lines[0])
+	if rest := len(lines) - 1; rest > 0 {
+		return Shorten(first, n) + fmt.Sprintf(" … (+%d lines)", rest)
+	}
+	return Shorten(first, n)
+}
+
 // SummarizeCall gives the one-line transcript description of a call.
 func (r *Registry) SummarizeCall(name string, args json.RawMessage) string {
 	if t, ok := r.byName[name]; ok {

@@ -12,10 +12,12 @@ import (
 	"github.com/fido-nvim/fido/nvim"
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/ask"
 	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/js"
 	"github.com/fido-nvim/fido/tools/lsp"
 	"github.com/fido-nvim/fido/tools/secret"
+	"github.com/fido-nvim/fido/tools/shell"
 	"github.com/fido-nvim/fido/tools/web"
 )
 
@@ -99,7 +101,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		Status:    func(st *agent.SubagentStatus) { session.SubagentStatus(st) },
 		Usage:     func(u agent.Usage) { session.AddSubagentUsage(u) },
 	})
-	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, tools.NewAskExpertTool(ui))
+	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, ask.NewAskExpertTool(ui))
 	all = append(all, web.NewTools(web.Config{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
 	jsTool := js.NewJSTool(ws, ui)
 	jsTool.Prewarm() // its worker process starts now, not during the first call
@@ -109,7 +111,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	}
 	// One rule set decides commands, JS network access and MCP tools.
 	jsTool.WithPermissions(perms)
-	all = append(all, tools.NewBashTool(ws, ui).WithPermissions(perms), tools.NewAskUserTool(ui), jsTool)
+	all = append(all, shell.NewBashTool(ws, ui).WithPermissions(perms), ask.NewAskUserTool(ui), jsTool)
 	all = append(all, lsp.Tools(ws)...)
 	registry, err = tools.NewRegistry(all...)
 	if err != nil {

@@ -1,4 +1,4 @@
-package tools
+package ask
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 type fakeExpert struct {
@@ -37,7 +39,7 @@ func TestAskExpert(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := NewAskExpertTool(tt.expert).Run(context.Background(), Invocation{}, json.RawMessage(tt.args))
+			res, err := NewAskExpertTool(tt.expert).Run(context.Background(), tools.Invocation{}, json.RawMessage(tt.args))
 			require.NoError(t, err)
 			if tt.wantErr != "" {
 				assert.True(t, res.IsError)
@@ -55,16 +57,16 @@ func TestAskExpert(t *testing.T) {
 
 func TestAskExpertDeniedToSubagentWithoutAsking(t *testing.T) {
 	fe := &fakeExpert{answer: "a", ok: true}
-	reg, err := NewRegistry(NewAskExpertTool(fe))
+	reg, err := tools.NewRegistry(NewAskExpertTool(fe))
 	require.NoError(t, err)
-	res := reg.Invoke(context.Background(), Invocation{DelegationDepth: 1, Identity: Identity{Role: RoleMain}}, "ask_an_expert", json.RawMessage(`{"question":"q"}`))
+	res := reg.Invoke(context.Background(), tools.Invocation{DelegationDepth: 1, Identity: tools.Identity{Role: tools.RoleMain}}, "ask_an_expert", json.RawMessage(`{"question":"q"}`))
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Content, "permission_denied")
 	assert.Empty(t, fe.asked)
 }
 
 func TestAskExpertWithoutEditor(t *testing.T) {
-	res, err := NewAskExpertTool(nil).Run(context.Background(), Invocation{}, json.RawMessage(`{"question":"q"}`))
+	res, err := NewAskExpertTool(nil).Run(context.Background(), tools.Invocation{}, json.RawMessage(`{"question":"q"}`))
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Content, "not available")

@@ -1,4 +1,4 @@
-package tools
+package shell
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
 	"github.com/fido-nvim/fido/tools/secret"
 )
@@ -56,26 +57,26 @@ var bashQuietEnv = []string{
 // at once. "Always …" choices add a prefix rule for the session or the
 // workspace; there is no blanket "allow everything".
 type BashTool struct {
-	ws     *Workspace
-	p      Prompter
+	ws     *tools.Workspace
+	p      tools.Prompter
 	asking chan struct{} // holds one token: one approval prompt at a time
-	rules  *Permissions
+	rules  *tools.Permissions
 	// killGrace is the time between SIGTERM and SIGKILL when stopping the
 	// command's process group.
 	killGrace time.Duration
 }
 
 // NewBashTool returns bash_exec for ws; p asks the user for approval (nil: every call is refused).
-func NewBashTool(ws *Workspace, p Prompter) *BashTool {
+func NewBashTool(ws *tools.Workspace, p tools.Prompter) *BashTool {
 	t := &BashTool{ws: ws, p: p, asking: make(chan struct{}, 1), killGrace: bashKillGrace}
 	t.asking <- struct{}{}
-	t.rules, _ = OpenPermissions("", nil)
+	t.rules, _ = tools.OpenPermissions("", nil)
 	return t
 }
 
 // WithPermissions makes the tool decide with rules (config, workspace and
 // session rules); without it rules live only as long as the tool.
-func (t *BashTool) WithPermissions(p *Permissions) *BashTool {
+func (t *BashTool) WithPermissions(p *tools.Permissions) *BashTool {
 	t.rules = p
 	return t
 }
@@ -85,9 +86,9 @@ type bashParams struct {
 	Timeout *int   `json:"timeout"`
 }
 
-func (t *BashTool) Name() string        { return "bash_exec" }
-func (t *BashTool) Description() string { return bashExecDescription }
-func (t *BashTool) Access() Access      { return Mutating }
+func (t *BashTool) Name() string         { return "bash_exec" }
+func (t *BashTool) Description() string  { return bashExecDescription }
+func (t *BashTool) Access() tools.Access { return tools.Mutating }
 func (t *BashTool) Parameters() json.RawMessage {
 	return json.RawMessage(`{
   "type": "object",
@@ -103,36 +104,26 @@ func (t *BashTool) Parameters() json.RawMessage {
 func (t *BashTool) SummarizeCall(args json.RawMessage) string {
 	var p bashParams
 	_ = json.Unmarshal(args, &p)
-	return commandLine(p.Command, 80)
+	return tools.OneLine(p.Command, 80)
 }
 
-// commandLine shortens a possibly multi-line command to one line of at most n runes.
-func commandLine(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	first := strings.TrimSpace(lines[0])
-	if rest := len(lines) - 1; rest > 0 {
-		return Shorten(first, n) + fmt.Sprintf(" … (+%d lines)", rest)
-	}
-	return Shorten(first, n)
-}
-
-func (t *BashTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
+func (t *BashTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessage) (tools.Result, error) {
 	// The registry's guard already refuses subagents; this keeps a direct call just as safe.
-	if res, denied := Guard(inv, t); denied {
+	if res, denied := tools.Guard(inv, t); denied {
 		return res, nil
 	}
 	var p bashParams
-	if err := DecodeArgs(args, &p); err != nil {
-		return ErrorResult("bash_exec: %v", err), nil
+	if err := tools.DecodeArgs(args, &p); err != nil {
+		return tools.ErrorResult("bash_exec: %v", err), nil
 	}
 	if strings.TrimSpace(p.Command) == "" {
-		return ErrorResult("bash_exec: command is required"), nil
+		return tools.ErrorResult("bash_exec: command is required"), nil
 	}
 	timeout, note := bashDefaultTimeout, ""
 	if p.Timeout != nil {
 		switch {
 		case *p.Timeout < 1:
-			return ErrorResult("bash_exec: timeout must be at least 1 second, got %d", *p.Timeout), nil
+			return tools.ErrorResult("bash_exec: timeout must be at least 1 second, got %d", *p.Timeout), nil
 		case *p.Timeout > bashMaxTimeout:
 			timeout, note = bashMaxTimeout, fmt.Sprintf(" (the requested %ds is above the maximum)", *p.Timeout)
 		default:
@@ -140,14 +131,14 @@ func (t *BashTool) Run(ctx context.Context, inv Invocation, args json.RawMessage
 		}
 	}
 	if t.p == nil {
-		return ErrorResult("bash_exec needs an editor to ask for approval; nothing was run"), nil
+		return tools.ErrorResult("bash_exec needs an editor to ask for approval; nothing was run"), nil
 	}
 	if res, ok := t.approve(ctx, inv.CallID, p.Command, timeout); !ok {
 		return res, nil
 	}
 	res := t.execute(ctx, p.Command, time.Duration(timeout)*time.Second, note)
 	// The command may have changed any file: let the editor re-check its buffers.
-	if r, ok := t.ws.Editor.(Refresher); ok {
+	if r, ok := t.ws.Editor.(tools.Refresher); ok {
 		r.RefreshAll(ctx)
 	}
 	return res, nil
@@ -155,13 +146,13 @@ func (t *BashTool) Run(ctx context.Context, inv Invocation, args json.RawMessage
 
 // approve decides with the rules and asks the user when they do not
 // decide. ok is false with the result to return when nothing may run.
-func (t *BashTool) approve(ctx context.Context, callID, command string, timeout int) (Result, bool) {
+func (t *BashTool) approve(ctx context.Context, callID, command string, timeout int) (tools.Result, bool) {
 	d := t.rules.Checker(t.ws.Root).Decide(command)
 	switch d.Verdict {
 	case permission.Refuse:
 		return bashRefusedByRule(*d.Rule), false
 	case permission.Run:
-		return Result{}, true
+		return tools.Result{}, true
 	}
 	select {
 	case <-t.asking:
@@ -175,22 +166,22 @@ func (t *BashTool) approve(ctx context.Context, callID, command string, timeout 
 	case permission.Refuse:
 		return bashRefusedByRule(*d.Rule), false
 	case permission.Run:
-		return Result{}, true
+		return tools.Result{}, true
 	}
 	q := bashQuestion(t.ws.Root, callID, command, timeout, d.Suggest)
-	idx, err := AskQuestion(ctx, t.p, q, bashPrompt(t.ws.Root, command))
+	idx, err := tools.AskQuestion(ctx, t.p, q, bashPrompt(t.ws.Root, command))
 	if ctx.Err() != nil {
 		return bashDeclined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
 	}
 	if err != nil {
-		return ErrorResult("bash_exec: could not ask the user for approval: %v; nothing was run", err), false
+		return tools.ErrorResult("bash_exec: could not ask the user for approval: %v; nothing was run", err), false
 	}
 	if idx < 0 || idx >= len(q.Items) {
 		return bashDeclined("not approved (prompt dismissed)", "the user dismissed the approval prompt without approving"), false
 	}
 	switch choice := q.Items[idx]; {
 	case choice == BashRunOnce:
-		return Result{}, true
+		return tools.Result{}, true
 	case choice == BashDeny:
 		return bashDeclined("denied by the user", "the user denied running this command"), false
 	case choice == BashDenyWithReason:
@@ -198,7 +189,7 @@ func (t *BashTool) approve(ctx context.Context, callID, command string, timeout 
 		if !ok || strings.TrimSpace(reason) == "" {
 			return bashDeclined("denied by the user", "the user denied running this command"), false
 		}
-		return bashDeclined("denied: "+ShortenTo(reason, 60), "the user denied running this command, saying: "+strings.TrimSpace(reason)), false
+		return bashDeclined("denied: "+tools.ShortenTo(reason, 60), "the user denied running this command, saying: "+strings.TrimSpace(reason)), false
 	case strings.HasPrefix(choice, BashAlwaysSession), strings.HasPrefix(choice, BashAlwaysWorkspace):
 		origin := permission.OriginSession
 		if strings.HasPrefix(choice, BashAlwaysWorkspace) {
@@ -207,37 +198,37 @@ func (t *BashTool) approve(ctx context.Context, callID, command string, timeout 
 		prefix, ok, _ := t.p.Input(ctx, "Allow commands that start with: ", d.Suggest)
 		if ok && strings.TrimSpace(prefix) != "" {
 			if err := t.rules.Add(permission.Rule{Effect: permission.Allow, Command: strings.Join(strings.Fields(prefix), " ")}, origin); err != nil {
-				return ErrorResult("bash_exec: the rule could not be saved (%v); nothing was run", err), false
+				return tools.ErrorResult("bash_exec: the rule could not be saved (%v); nothing was run", err), false
 			}
 		}
 		// The user approved this command either way.
-		return Result{}, true
+		return tools.Result{}, true
 	}
 	return bashDeclined("not approved (prompt dismissed)", "the user dismissed the approval prompt without approving"), false
 }
 
 // bashRefusedByRule is the result of a command a deny rule matched.
-func bashRefusedByRule(r permission.Rule) Result {
+func bashRefusedByRule(r permission.Rule) tools.Result {
 	msg := fmt.Sprintf("refused by the user's rule %q (%s); nothing was run. Do not retry it in another form: continue without it, or ask the user (ask_user).", r.String(), r.Origin)
 	b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": "denied_by_rule", "message": msg}})
-	return Result{Content: string(b), IsError: true, Summary: "refused by rule: " + r.String()}
+	return tools.Result{Content: string(b), IsError: true, Summary: "refused by rule: " + r.String()}
 }
 
-func bashDeclined(summary, why string) Result {
+func bashDeclined(summary, why string) tools.Result {
 	msg := why + "; nothing was run. Do not retry the same command: continue without it, or ask the user (ask_user) what to do instead."
 	b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": "declined", "message": msg}})
-	return Result{Content: string(b), IsError: true, Summary: summary}
+	return tools.Result{Content: string(b), IsError: true, Summary: summary}
 }
 
 // bashQuestion is the approval question for editors that show the whole
 // command beside the picker: a one-line prompt, the command as sh, its
 // working directory and timeout.
-func bashQuestion(root, callID, command string, timeout int, suggest string) Question {
+func bashQuestion(root, callID, command string, timeout int, suggest string) tools.Question {
 	prompt := "Run this command? (shown above)"
 	if n := len(strings.Split(strings.TrimRight(command, "\n"), "\n")); n > 1 {
 		prompt = fmt.Sprintf("Run this command? (%d lines, shown above)", n)
 	}
-	return Question{
+	return tools.Question{
 		Prompt:         prompt,
 		Items:          bashChoices(suggest),
 		Safe:           0,

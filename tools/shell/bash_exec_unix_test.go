@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools
+package shell
 
 import (
 	"context"
@@ -15,6 +15,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/toolstest"
 )
 
 func TestBashExecKillsProcessTree(t *testing.T) {
@@ -40,10 +43,10 @@ func TestBashExecKillsProcessTree(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			pidsFile := filepath.Join(ws.Root, "pids")
-			done := make(chan Result, 1)
+			done := make(chan tools.Result, 1)
 			start := time.Now()
 			go func() {
-				done <- invokeTool(t, ctx, tool, invMain, map[string]any{"command": tc.script, "timeout": tc.timeout})
+				done <- toolstest.Invoke(t, ctx, tool, toolstest.Main, map[string]any{"command": tc.script, "timeout": tc.timeout})
 			}()
 			var pids []int
 			require.Eventually(t, func() bool {
@@ -63,7 +66,7 @@ func TestBashExecKillsProcessTree(t *testing.T) {
 			if tc.cancel {
 				cancel()
 			}
-			var res Result
+			var res tools.Result
 			select {
 			case res = <-done:
 			case <-time.After(time.Duration(tc.timeout)*time.Second + 5*time.Second):
@@ -92,7 +95,7 @@ func TestBashExecStopsBackgroundProcesses(t *testing.T) {
 	res := runBash(t, tool, `sleep 30 > /dev/null 2>&1 & echo $! > bg; echo left`)
 	require.False(t, res.IsError, res.Content)
 	assert.Less(t, time.Since(start), 5*time.Second)
-	pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, ws, "bg")))
+	pid, err := strconv.Atoi(strings.TrimSpace(toolstest.ReadFile(t, ws, "bg")))
 	require.NoError(t, err)
 	assert.False(t, liveProcess(pid), "a background process does not outlive the command")
 	assert.Contains(t, res.Content, "note: processes the command left running in the background were stopped")
@@ -114,7 +117,7 @@ func TestBashExecKillsEscapedProcesses(t *testing.T) {
 			tool, ws := approvedBash(t)
 			start := time.Now()
 			res := runBash(t, tool, tc.command)
-			pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, ws, "escaped")))
+			pid, err := strconv.Atoi(strings.TrimSpace(toolstest.ReadFile(t, ws, "escaped")))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 			require.False(t, res.IsError, res.Content)
@@ -135,7 +138,7 @@ func TestBashExecKillProcessesAtExit(t *testing.T) {
 		t.Skip("needs setsid")
 	}
 	tool, ws := approvedBash(t)
-	done := make(chan Result, 1)
+	done := make(chan tools.Result, 1)
 	go func() {
 		done <- runBash(t, tool, `trap "" TERM; sleep 30 & echo $! > bg; setsid sh -c 'echo $$ > escaped; exec sleep 30' & echo $$ > main; wait`)
 	}()

@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools
+package shell
 
 import (
 	"context"
@@ -12,17 +12,19 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 // execute runs the approved command and reports how it ended.
-func (t *BashTool) execute(ctx context.Context, command string, timeout time.Duration, timeoutNote string) Result {
+func (t *BashTool) execute(ctx context.Context, command string, timeout time.Duration, timeoutNote string) tools.Result {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		return ErrorResult("bash_exec: bash is not installed or not on PATH: %v; nothing was run", err)
+		return tools.ErrorResult("bash_exec: bash is not installed or not on PATH: %v; nothing was run", err)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return ErrorResult("bash_exec: cannot create the output pipe: %v; nothing was run", err)
+		return tools.ErrorResult("bash_exec: cannot create the output pipe: %v; nothing was run", err)
 	}
 	cmd := exec.Command(bash, "-c", command)
 	cmd.Dir = t.ws.Root
@@ -45,7 +47,7 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 		bashSessions.Unlock()
 		_ = r.Close()
 		_ = w.Close()
-		return ErrorResult("bash_exec: cannot start bash: %v; nothing was run", err)
+		return tools.ErrorResult("bash_exec: cannot start bash: %v; nothing was run", err)
 	}
 	pgid := cmd.Process.Pid
 	bashSessions.live[pgid] = true
@@ -114,7 +116,7 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "command: %s\n", commandLine(command, 200))
+	fmt.Fprintf(&b, "command: %s\n", tools.OneLine(command, 200))
 	fmt.Fprintf(&b, "status: %s\n", status)
 	fmt.Fprintf(&b, "duration: %s\n", shortDuration(elapsed))
 	if timeoutNote != "" {
@@ -133,7 +135,7 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 		b.WriteString("note: a background process outside the command's process group kept the output open; its later output was not captured\n")
 	}
 	b.WriteString(out.render())
-	return Result{Content: b.String(), IsError: isError, Summary: summary}
+	return tools.Result{Content: b.String(), IsError: isError, Summary: summary}
 }
 
 // stopProcessGroup ends process group pgid: SIGTERM, then SIGKILL if anything

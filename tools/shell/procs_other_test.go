@@ -1,5 +1,5 @@
 //go:build !linux
 
-package tools
+package shell
 
 func protectedChild() int { return 0 }

@@ -1,4 +1,4 @@
-package tools
+package shell
 
 import (
 	"context"
@@ -7,11 +7,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/toolstest"
 )
 
 // askingPrompter records Ask calls; Select must not be used when Ask exists.
 type askingPrompter struct {
-	asked  []Question
+	asked  []tools.Question
 	answer int
 }
 
@@ -21,7 +24,7 @@ func (a *askingPrompter) Select(context.Context, string, []string) (int, error) 
 func (a *askingPrompter) Input(context.Context, string, string) (string, bool, error) {
 	return "", false, nil
 }
-func (a *askingPrompter) Ask(_ context.Context, q Question) (int, error) {
+func (a *askingPrompter) Ask(_ context.Context, q tools.Question) (int, error) {
 	a.asked = append(a.asked, q)
 	return a.answer, nil
 }
@@ -29,11 +32,11 @@ func (a *askingPrompter) Ask(_ context.Context, q Question) (int, error) {
 // An editor that shows details gets the whole command, its cwd and timeout,
 // a one-line prompt and Deny as the safe choice.
 func TestBashApprovalAsksWithTheWholeCommand(t *testing.T) {
-	ws, _ := testWorkspace(t, nil)
+	ws, _ := toolstest.Workspace(t, nil)
 	p := &askingPrompter{answer: 0}
 	tool := NewBashTool(ws, p)
 	cmd := "echo one\necho two\necho three"
-	res, err := tool.Run(context.Background(), Invocation{Identity: Identity{Role: RoleMain}, CallID: "call_9"}, json.RawMessage(`{"command":"echo one\necho two\necho three","timeout":7}`))
+	res, err := tool.Run(context.Background(), tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain}, CallID: "call_9"}, json.RawMessage(`{"command":"echo one\necho two\necho three","timeout":7}`))
 	require.NoError(t, err)
 	assert.True(t, res.IsError, "Deny runs nothing")
 	require.Len(t, p.asked, 1)

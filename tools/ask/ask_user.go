@@ -1,4 +1,4 @@
-package tools
+package ask
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 //go:embed ask_user.md
@@ -19,10 +21,10 @@ const (
 
 // AskUserTool asks the user a question, with up to three suggested answers
 // and free text.
-type AskUserTool struct{ p Prompter }
+type AskUserTool struct{ p tools.Prompter }
 
 // NewAskUserTool returns ask_user; p shows the question (nil: every call fails clearly).
-func NewAskUserTool(p Prompter) *AskUserTool { return &AskUserTool{p: p} }
+func NewAskUserTool(p tools.Prompter) *AskUserTool { return &AskUserTool{p: p} }
 
 type askUserParams struct {
 	Question string   `json:"question"`
@@ -36,9 +38,9 @@ type askAnswer struct {
 	Note   string  `json:"note,omitempty"`
 }
 
-func (t *AskUserTool) Name() string        { return "ask_user" }
-func (t *AskUserTool) Description() string { return askUserDescription }
-func (t *AskUserTool) Access() Access      { return ParentOnly }
+func (t *AskUserTool) Name() string         { return "ask_user" }
+func (t *AskUserTool) Description() string  { return askUserDescription }
+func (t *AskUserTool) Access() tools.Access { return tools.ParentOnly }
 func (t *AskUserTool) Parameters() json.RawMessage {
 	return json.RawMessage(`{
   "type": "object",
@@ -54,24 +56,24 @@ func (t *AskUserTool) Parameters() json.RawMessage {
 func (t *AskUserTool) SummarizeCall(args json.RawMessage) string {
 	var p askUserParams
 	_ = json.Unmarshal(args, &p)
-	return commandLine(p.Question, 80)
+	return tools.OneLine(p.Question, 80)
 }
 
-func (t *AskUserTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *AskUserTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
 	var p askUserParams
-	if err := DecodeArgs(args, &p); err != nil {
-		return ErrorResult("ask_user: %v", err), nil
+	if err := tools.DecodeArgs(args, &p); err != nil {
+		return tools.ErrorResult("ask_user: %v", err), nil
 	}
 	question := strings.TrimSpace(p.Question)
 	if question == "" {
-		return ErrorResult("ask_user: question is required"), nil
+		return tools.ErrorResult("ask_user: question is required"), nil
 	}
 	choices, err := askChoices(p.Choices)
 	if err != nil {
-		return ErrorResult("ask_user: %v", err), nil
+		return tools.ErrorResult("ask_user: %v", err), nil
 	}
 	if t.p == nil {
-		return ErrorResult("ask_user needs an editor to ask the user; continue with your best judgement and state your assumptions"), nil
+		return tools.ErrorResult("ask_user needs an editor to ask the user; continue with your best judgement and state your assumptions"), nil
 	}
 	if len(choices) > 0 {
 		idx, err := t.p.Select(ctx, question, append(choices, AskSomethingElse))
@@ -118,18 +120,18 @@ func askChoices(in []string) ([]string, error) {
 
 // failed turns a prompt error into the call's outcome: cancellation ends the
 // call (the registry reports it), anything else is a result the model reads.
-func (t *AskUserTool) failed(ctx context.Context, err error) (Result, error) {
+func (t *AskUserTool) failed(ctx context.Context, err error) (tools.Result, error) {
 	if ctx.Err() != nil {
-		return Result{}, ctx.Err()
+		return tools.Result{}, ctx.Err()
 	}
-	return ErrorResult("ask_user: could not ask the user: %v", err), nil
+	return tools.ErrorResult("ask_user: could not ask the user: %v", err), nil
 }
 
-func askResult(answer string, choice *int) Result {
-	return JSONResult(askAnswer{Answer: &answer, Choice: choice}, commandLine(answer, 60))
+func askResult(answer string, choice *int) tools.Result {
+	return tools.JSONResult(askAnswer{Answer: &answer, Choice: choice}, tools.OneLine(answer, 60))
 }
 
-func askNoAnswer() Result {
-	return JSONResult(askAnswer{Note: "The user closed the question without answering. Do not ask it again: " +
+func askNoAnswer() tools.Result {
+	return tools.JSONResult(askAnswer{Note: "The user closed the question without answering. Do not ask it again: " +
 		"continue with your best judgement and say what you assumed, or stop and explain what you need."}, "no answer")
 }

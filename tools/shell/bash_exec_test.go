@@ -1,4 +1,4 @@
-package tools
+package shell
 
 import (
 	"bytes"
@@ -11,111 +11,27 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
+	"github.com/fido-nvim/fido/tools/toolstest"
 )
 
-// scriptPrompter records every prompt and answers from a script.
-type scriptPrompter struct {
-	mu      sync.Mutex
-	selects []scriptedSelect
-	inputs  []string
-	choose  []int           // Select answers, in order
-	every   string          // when set, Select picks the item with this text, every time
-	typed   []scriptedInput // Input answers, in order
-	err     error           // returned by every prompt when set
-	hold    bool            // Select waits for ctx to end
-	asked   chan struct{}   // receives one value per prompt shown (if non-nil)
-}
-
-type scriptedSelect struct {
-	Prompt string
-	Items  []string
-}
-
-type scriptedInput struct {
-	Text string
-	OK   bool
-}
-
-func (f *scriptPrompter) Select(ctx context.Context, prompt string, items []string) (int, error) {
-	f.mu.Lock()
-	f.selects = append(f.selects, scriptedSelect{prompt, append([]string(nil), items...)})
-	hold, err := f.hold, f.err
-	var idx = -1
-	if !hold && err == nil && f.every != "" {
-		for i, it := range items {
-			if it == f.every {
-				idx = i
-			}
-		}
-	} else if !hold && err == nil {
-		if len(f.choose) == 0 {
-			err = errors.New("scriptPrompter: unexpected Select")
-		} else {
-			idx, f.choose = f.choose[0], f.choose[1:]
-		}
-	}
-	f.mu.Unlock()
-	if f.asked != nil {
-		f.asked <- struct{}{}
-	}
-	if hold {
-		<-ctx.Done()
-		return -1, ctx.Err()
-	}
-	return idx, err
-}
-
-func (f *scriptPrompter) Input(ctx context.Context, prompt, def string) (string, bool, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.inputs = append(f.inputs, prompt)
-	if f.err != nil {
-		return "", false, f.err
-	}
-	if len(f.typed) == 0 {
-		return "", false, errors.New("scriptPrompter: unexpected Input")
-	}
-	a := f.typed[0]
-	f.typed = f.typed[1:]
-	return a.Text, a.OK, nil
-}
-
-func (f *scriptPrompter) selectCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.selects)
-}
-
-// invoke runs one call of tool through a real registry.
-func invokeTool(t testing.TB, ctx context.Context, tool Tool, inv Invocation, args any) Result {
-	t.Helper()
-	reg, err := NewRegistry(tool)
-	require.NoError(t, err)
-	b, err := json.Marshal(args)
-	require.NoError(t, err)
-	return reg.Invoke(ctx, inv, tool.Name(), b)
-}
-
-var invMain = Invocation{Identity: Identity{Role: RoleMain}}
-
 // approvedBash is a bash_exec whose user approves every command ("Run once").
-func approvedBash(t testing.TB) (*BashTool, *Workspace) {
+func approvedBash(t testing.TB) (*BashTool, *tools.Workspace) {
 	t.Helper()
-	ws, _ := testWorkspace(t, nil)
-	return NewBashTool(ws, &scriptPrompter{every: BashRunOnce}), ws
+	ws, _ := toolstest.Workspace(t, nil)
+	return NewBashTool(ws, &toolstest.Prompter{Every: BashRunOnce}), ws
 }
 
-func runBash(t testing.TB, tool *BashTool, command string) Result {
+func runBash(t testing.TB, tool *BashTool, command string) tools.Result {
 	t.Helper()
-	return invokeTool(t, context.Background(), tool, invMain, map[string]any{"command": command, "timeout": 10})
+	return toolstest.Invoke(t, context.Background(), tool, toolstest.Main, map[string]any{"command": command, "timeout": 10})
 }
 
 // liveProcess reports whether pid exists and is not a zombie (Linux /proc).
@@ -139,7 +55,7 @@ func TestBashExecApproval(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		choose      []int
-		typed       []scriptedInput
+		typed       []toolstest.Input
 		promptErr   error
 		calls       int
 		wantPrompts int
@@ -148,19 +64,19 @@ func TestBashExecApproval(t *testing.T) {
 		wantContent string
 	}{
 		{name: "run once asks every time", choose: []int{2, 2, 2}, calls: 3, wantPrompts: 3, wantRun: true, wantSummary: "exit 0"},
-		{name: "always for the prefix stops asking", choose: []int{3}, typed: []scriptedInput{{"echo", true}}, calls: 3, wantPrompts: 1, wantRun: true, wantSummary: "exit 0"},
+		{name: "always for the prefix stops asking", choose: []int{3}, typed: []toolstest.Input{{Text: "echo", OK: true}}, calls: 3, wantPrompts: 1, wantRun: true, wantSummary: "exit 0"},
 		{name: "deny runs nothing", choose: []int{0, 0}, calls: 2, wantPrompts: 2, wantSummary: "denied by the user", wantContent: "the user denied running this command; nothing was run"},
-		{name: "deny with reason tells the model", choose: []int{1}, typed: []scriptedInput{{"use make instead", true}}, calls: 1, wantPrompts: 1, wantSummary: "denied: use make instead", wantContent: "saying: use make instead"},
+		{name: "deny with reason tells the model", choose: []int{1}, typed: []toolstest.Input{{Text: "use make instead", OK: true}}, calls: 1, wantPrompts: 1, wantSummary: "denied: use make instead", wantContent: "saying: use make instead"},
 		{name: "dismissal runs nothing", choose: []int{-1}, calls: 1, wantPrompts: 1, wantSummary: "not approved (prompt dismissed)", wantContent: "dismissed the approval prompt"},
 		{name: "prompt failure runs nothing", promptErr: errors.New("no editor connection"), calls: 1, wantPrompts: 1, wantSummary: "could not ask the user for approval: no editor connection", wantContent: "nothing was run"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws, _ := testWorkspace(t, nil)
-			fp := &scriptPrompter{choose: tc.choose, typed: tc.typed, err: tc.promptErr}
+			ws, _ := toolstest.Workspace(t, nil)
+			fp := &toolstest.Prompter{Choose: tc.choose, Typed: tc.typed, Err: tc.promptErr}
 			tool := NewBashTool(ws, fp)
 			for i := range tc.calls {
 				cmd := fmt.Sprintf("echo run >> marker; echo call %d", i)
-				res := invokeTool(t, context.Background(), tool, invMain, map[string]any{"command": cmd})
+				res := toolstest.Invoke(t, context.Background(), tool, toolstest.Main, map[string]any{"command": cmd})
 				assert.Contains(t, res.Summary, tc.wantSummary)
 				assert.Contains(t, res.Content, tc.wantContent)
 				if tc.wantRun {
@@ -171,13 +87,13 @@ func TestBashExecApproval(t *testing.T) {
 					assert.NotContains(t, res.Content, "call ")
 				}
 			}
-			require.Len(t, fp.selects, tc.wantPrompts)
-			for _, s := range fp.selects {
+			require.Len(t, fp.Selects, tc.wantPrompts)
+			for _, s := range fp.Selects {
 				assert.Equal(t, []string{"Deny", "Deny with reason…", "Run once", "Always this session: echo", "Always in this workspace: echo"}, s.Items)
 				assert.True(t, strings.HasPrefix(s.Prompt, "Run in "+ws.Root+"?\n$ echo run >> marker; echo call "), s.Prompt)
 			}
 			if tc.wantRun {
-				assert.Equal(t, strings.Repeat("run\n", tc.calls), readFile(t, ws, "marker"))
+				assert.Equal(t, strings.Repeat("run\n", tc.calls), toolstest.ReadFile(t, ws, "marker"))
 			} else {
 				assert.NoFileExists(t, filepath.Join(ws.Root, "marker"))
 			}
@@ -189,43 +105,43 @@ func TestBashExecApproval(t *testing.T) {
 // saved and read by the next session; a chain with an unmatched command
 // still asks; a deny rule refuses without asking.
 func TestBashExecRules(t *testing.T) {
-	ws, _ := testWorkspace(t, nil)
+	ws, _ := toolstest.Workspace(t, nil)
 	path := filepath.Join(t.TempDir(), "permissions.json")
 	config := []permission.Rule{{Effect: permission.Deny, Command: "git push"}}
-	rules, notice := OpenPermissions(path, config)
+	rules, notice := tools.OpenPermissions(path, config)
 	require.Empty(t, notice)
-	fp := &scriptPrompter{choose: []int{4}, typed: []scriptedInput{{"true", true}}}
+	fp := &toolstest.Prompter{Choose: []int{4}, Typed: []toolstest.Input{{Text: "true", OK: true}}}
 	tool := NewBashTool(ws, fp).WithPermissions(rules)
-	require.False(t, invokeTool(t, context.Background(), tool, invMain, map[string]any{"command": "true --x"}).IsError)
+	require.False(t, toolstest.Invoke(t, context.Background(), tool, toolstest.Main, map[string]any{"command": "true --x"}).IsError)
 
-	again, _ := OpenPermissions(path, config)
-	fp2 := &scriptPrompter{choose: []int{0}}
+	again, _ := tools.OpenPermissions(path, config)
+	fp2 := &toolstest.Prompter{Choose: []int{0}}
 	tool2 := NewBashTool(ws, fp2).WithPermissions(again)
-	res := invokeTool(t, context.Background(), tool2, invMain, map[string]any{"command": "true && true"})
+	res := toolstest.Invoke(t, context.Background(), tool2, toolstest.Main, map[string]any{"command": "true && true"})
 	require.False(t, res.IsError, res.Content)
-	assert.Zero(t, fp2.selectCount(), "the workspace rule holds after a restart")
+	assert.Zero(t, fp2.SelectCount(), "the workspace rule holds after a restart")
 
-	res = invokeTool(t, context.Background(), tool2, invMain, map[string]any{"command": "true && touch marker"})
+	res = toolstest.Invoke(t, context.Background(), tool2, toolstest.Main, map[string]any{"command": "true && touch marker"})
 	assert.Equal(t, "denied by the user", res.Summary, "a chain with an unmatched command asks")
-	assert.Equal(t, 1, fp2.selectCount())
+	assert.Equal(t, 1, fp2.SelectCount())
 	assert.NoFileExists(t, filepath.Join(ws.Root, "marker"))
 
-	res = invokeTool(t, context.Background(), tool2, invMain, map[string]any{"command": "git push origin main"})
+	res = toolstest.Invoke(t, context.Background(), tool2, toolstest.Main, map[string]any{"command": "git push origin main"})
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Content, `refused by the user's rule \"deny git push\" (config)`)
-	assert.Equal(t, 1, fp2.selectCount(), "a deny rule refuses without asking")
+	assert.Equal(t, 1, fp2.SelectCount(), "a deny rule refuses without asking")
 
 	removed, err := again.Keep(nil)
 	require.NoError(t, err)
 	assert.Equal(t, 1, removed)
-	third, _ := OpenPermissions(path, config)
+	third, _ := tools.OpenPermissions(path, config)
 	assert.Len(t, third.All(), 1, "only the config rule is left")
 }
 
 func TestPermissionsCorruptFileIsKeptAside(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "permissions.json")
 	require.NoError(t, os.WriteFile(path, []byte("{not json"), 0o600))
-	p, notice := OpenPermissions(path, nil)
+	p, notice := tools.OpenPermissions(path, nil)
 	assert.Contains(t, notice, "moved to "+path+".corrupt-")
 	assert.Empty(t, p.All())
 	matches, _ := filepath.Glob(path + ".corrupt-*")
@@ -256,13 +172,15 @@ func TestBashExecPromptShowsLongCommandsCut(t *testing.T) {
 }
 
 func TestBashExecCancelWhileWaitingForApproval(t *testing.T) {
-	ws, _ := testWorkspace(t, nil)
-	fp := &scriptPrompter{hold: true, asked: make(chan struct{}, 1)}
+	ws, _ := toolstest.Workspace(t, nil)
+	fp := &toolstest.Prompter{Hold: true, Asked: make(chan struct{}, 1)}
 	tool := NewBashTool(ws, fp)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan Result, 1)
-	go func() { done <- invokeTool(t, ctx, tool, invMain, map[string]any{"command": "touch marker"}) }()
-	<-fp.asked
+	done := make(chan tools.Result, 1)
+	go func() {
+		done <- toolstest.Invoke(t, ctx, tool, toolstest.Main, map[string]any{"command": "touch marker"})
+	}()
+	<-fp.Asked
 	cancel()
 	select {
 	case res := <-done:
@@ -361,21 +279,21 @@ func TestBashExecOwnSession(t *testing.T) {
 }
 
 func TestBashExecRefusals(t *testing.T) {
-	ws, _ := testWorkspace(t, nil)
+	ws, _ := toolstest.Workspace(t, nil)
 	for _, tc := range []struct {
 		name     string
-		prompter Prompter
-		inv      Invocation
+		prompter tools.Prompter
+		inv      tools.Invocation
 		args     string
 		want     string
 	}{
-		{name: "subagent", prompter: &scriptPrompter{choose: []int{0}}, inv: Invocation{DelegationDepth: 1}, args: `{"command": "touch marker"}`, want: "permission_denied: bash_exec is not available to a subagent"},
-		{name: "subagent role", prompter: &scriptPrompter{choose: []int{0}}, inv: Invocation{Identity: Identity{Role: RoleSubagent}}, args: `{"command": "touch marker"}`, want: "permission_denied"},
-		{name: "no prompter", inv: invMain, args: `{"command": "touch marker"}`, want: "bash_exec needs an editor to ask for approval"},
-		{name: "empty command", prompter: &scriptPrompter{choose: []int{0}}, inv: invMain, args: `{"command": "  "}`, want: "command is required"},
-		{name: "zero timeout", prompter: &scriptPrompter{choose: []int{0}}, inv: invMain, args: `{"command": "touch marker", "timeout": 0}`, want: "timeout must be at least 1 second"},
-		{name: "unknown argument", prompter: &scriptPrompter{choose: []int{0}}, inv: invMain, args: `{"command": "touch marker", "cwd": "/"}`, want: `unknown argument "cwd"`},
-		{name: "wrong type", prompter: &scriptPrompter{choose: []int{0}}, inv: invMain, args: `{"command": "touch marker", "timeout": "5"}`, want: `argument "timeout" must be an integer`},
+		{name: "subagent", prompter: &toolstest.Prompter{Choose: []int{0}}, inv: tools.Invocation{DelegationDepth: 1}, args: `{"command": "touch marker"}`, want: "permission_denied: bash_exec is not available to a subagent"},
+		{name: "subagent role", prompter: &toolstest.Prompter{Choose: []int{0}}, inv: tools.Invocation{Identity: tools.Identity{Role: tools.RoleSubagent}}, args: `{"command": "touch marker"}`, want: "permission_denied"},
+		{name: "no prompter", inv: toolstest.Main, args: `{"command": "touch marker"}`, want: "bash_exec needs an editor to ask for approval"},
+		{name: "empty command", prompter: &toolstest.Prompter{Choose: []int{0}}, inv: toolstest.Main, args: `{"command": "  "}`, want: "command is required"},
+		{name: "zero timeout", prompter: &toolstest.Prompter{Choose: []int{0}}, inv: toolstest.Main, args: `{"command": "touch marker", "timeout": 0}`, want: "timeout must be at least 1 second"},
+		{name: "unknown argument", prompter: &toolstest.Prompter{Choose: []int{0}}, inv: toolstest.Main, args: `{"command": "touch marker", "cwd": "/"}`, want: `unknown argument "cwd"`},
+		{name: "wrong type", prompter: &toolstest.Prompter{Choose: []int{0}}, inv: toolstest.Main, args: `{"command": "touch marker", "timeout": "5"}`, want: `argument "timeout" must be an integer`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var tool *BashTool
@@ -384,13 +302,13 @@ func TestBashExecRefusals(t *testing.T) {
 			} else {
 				tool = NewBashTool(ws, tc.prompter)
 			}
-			reg, err := NewRegistry(tool)
+			reg, err := tools.NewRegistry(tool)
 			require.NoError(t, err)
 			res := reg.Invoke(context.Background(), tc.inv, "bash_exec", json.RawMessage(tc.args))
 			assert.True(t, res.IsError)
 			assert.Contains(t, res.Summary, tc.want)
-			if fp, ok := tc.prompter.(*scriptPrompter); ok {
-				assert.Zero(t, fp.selectCount(), "no approval prompt")
+			if fp, ok := tc.prompter.(*toolstest.Prompter); ok {
+				assert.Zero(t, fp.SelectCount(), "no approval prompt")
 			}
 			// Run itself refuses subagents too, for a caller that skips the registry.
 			if tc.inv.IsSubagent() {
@@ -405,7 +323,7 @@ func TestBashExecRefusals(t *testing.T) {
 
 func TestBashExecTimeoutAboveMaximum(t *testing.T) {
 	tool, _ := approvedBash(t)
-	res := invokeTool(t, context.Background(), tool, invMain, map[string]any{"command": "true", "timeout": 900})
+	res := toolstest.Invoke(t, context.Background(), tool, toolstest.Main, map[string]any{"command": "true", "timeout": 900})
 	require.False(t, res.IsError, res.Content)
 	assert.Contains(t, res.Content, "status: exit code 0\n")
 	assert.Contains(t, res.Content, "note: the timeout was capped at 600s (the requested 900s is above the maximum)\n")

@@ -1,4 +1,4 @@
-package tools
+package ask
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 //go:embed ask_an_expert.md
@@ -32,9 +34,9 @@ type askExpertParams struct {
 	Question string `json:"question"`
 }
 
-func (t *AskExpertTool) Name() string        { return "ask_an_expert" }
-func (t *AskExpertTool) Description() string { return strings.TrimSpace(askExpertDescription) }
-func (t *AskExpertTool) Access() Access      { return ParentOnly }
+func (t *AskExpertTool) Name() string         { return "ask_an_expert" }
+func (t *AskExpertTool) Description() string  { return strings.TrimSpace(askExpertDescription) }
+func (t *AskExpertTool) Access() tools.Access { return tools.ParentOnly }
 func (t *AskExpertTool) Parameters() json.RawMessage {
 	return json.RawMessage(`{
   "type": "object",
@@ -49,34 +51,34 @@ func (t *AskExpertTool) Parameters() json.RawMessage {
 func (t *AskExpertTool) SummarizeCall(args json.RawMessage) string {
 	var p askExpertParams
 	_ = json.Unmarshal(args, &p)
-	return Shorten(strings.Join(strings.Fields(p.Question), " "), 60)
+	return tools.Shorten(strings.Join(strings.Fields(p.Question), " "), 60)
 }
 
-func (t *AskExpertTool) Run(ctx context.Context, _ Invocation, args json.RawMessage) (Result, error) {
+func (t *AskExpertTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
 	var p askExpertParams
-	if err := DecodeArgs(args, &p); err != nil {
-		return ErrorResult("%v", err), nil
+	if err := tools.DecodeArgs(args, &p); err != nil {
+		return tools.ErrorResult("%v", err), nil
 	}
 	q := strings.TrimSpace(p.Question)
 	switch {
 	case q == "":
-		return ErrorResult("argument \"question\" is missing or empty"), nil
+		return tools.ErrorResult("argument \"question\" is missing or empty"), nil
 	case utf8.RuneCountInString(q) > MaxExpertQuestion:
-		return ErrorResult("the question has %d characters; at most %d", utf8.RuneCountInString(q), MaxExpertQuestion), nil
+		return tools.ErrorResult("the question has %d characters; at most %d", utf8.RuneCountInString(q), MaxExpertQuestion), nil
 	case t.asker == nil:
-		return ErrorResult("ask_an_expert needs the editor to show the question; it is not available here"), nil
+		return tools.ErrorResult("ask_an_expert needs the editor to show the question; it is not available here"), nil
 	}
 	answer, ok, err := t.asker.AskExpert(ctx, q)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ErrorResult("ask_an_expert was cancelled"), nil
+			return tools.ErrorResult("ask_an_expert was cancelled"), nil
 		}
-		return ErrorResult("could not ask the user: %v", err), nil
+		return tools.ErrorResult("could not ask the user: %v", err), nil
 	}
 	answer = strings.TrimSpace(answer)
 	if !ok || answer == "" {
-		return ErrorResult("the user cancelled: no expert answer; continue without it or ask the user how to proceed"), nil
+		return tools.ErrorResult("the user cancelled: no expert answer; continue without it or ask the user how to proceed"), nil
 	}
-	res := JSONResult(map[string]string{"answer": answer}, Shorten(strings.Join(strings.Fields(answer), " "), 60))
+	res := tools.JSONResult(map[string]string{"answer": answer}, tools.Shorten(strings.Join(strings.Fields(answer), " "), 60))
 	return res, nil
 }
