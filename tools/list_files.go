@@ -184,26 +184,29 @@ type listingKey struct {
 	recursive, hidden bool
 }
 
-type fileStamp struct {
+// FileStamp is what a file looked like at one moment (existence, size,
+// modification time): comparing two tells cheaply whether it changed.
+type FileStamp struct {
 	path  string
 	mtime time.Time
 	size  int64
 	exist bool
 }
 
-func stampOf(path string) fileStamp {
+// StampOf stamps the file at path (a final symlink is not followed).
+func StampOf(path string) FileStamp {
 	fi, err := os.Lstat(path)
 	if err != nil {
-		return fileStamp{path: path}
+		return FileStamp{path: path}
 	}
-	return fileStamp{path: path, mtime: fi.ModTime(), size: fi.Size(), exist: true}
+	return FileStamp{path: path, mtime: fi.ModTime(), size: fi.Size(), exist: true}
 }
 
 type listing struct {
 	key     listingKey
 	entries []string
 	stats   walkStats
-	stamps  []fileStamp
+	stamps  []FileStamp
 	made    time.Time
 }
 
@@ -213,7 +216,7 @@ func (l *listing) fresh() bool {
 		return false
 	}
 	for _, s := range l.stamps {
-		if stampOf(s.path) != s {
+		if StampOf(s.path) != s {
 			return false
 		}
 	}
@@ -298,7 +301,7 @@ func walkListing(ctx context.Context, sb *Sandbox, abs string, key listingKey) *
 		paths = append(paths, x...)
 	}
 	for _, p := range paths {
-		st := stampOf(p)
+		st := StampOf(p)
 		// Changed while walking, or too recently for a coarse file-system
 		// clock to tell a later change apart: never reuse.
 		if st.mtime.After(made.Add(-listingClockSlack)) {

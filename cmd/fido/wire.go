@@ -16,6 +16,7 @@ import (
 	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/js"
 	"github.com/fido-nvim/fido/tools/lsp"
+	"github.com/fido-nvim/fido/tools/permission"
 	"github.com/fido-nvim/fido/tools/secret"
 	"github.com/fido-nvim/fido/tools/shell"
 	"github.com/fido-nvim/fido/tools/web"
@@ -105,7 +106,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	all = append(all, web.NewTools(web.Config{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
 	jsTool := js.NewJSTool(ws, ui)
 	jsTool.Prewarm() // its worker process starts now, not during the first call
-	perms, notice := tools.OpenPermissions(filepath.Join(stateDir, "permissions.json"), cfg.Permissions)
+	perms, notice := permission.OpenStore(filepath.Join(stateDir, "permissions.json"), cfg.Permissions)
 	if notice != "" {
 		ui.Notify("Fido: "+notice, agent.LevelWarn)
 	}

@@ -57,7 +57,7 @@ const (
 type JSTool struct {
 	ws       *tools.Workspace
 	prompter tools.Prompter
-	rules    *tools.Permissions // JSNetworkRule decides network access without asking
+	rules    *permission.Store // JSNetworkRule decides network access without asking
 	memLimit uint64
 	worker   jsWorkerSpec
 
@@ -74,7 +74,7 @@ func NewJSTool(ws *tools.Workspace, p tools.Prompter) *JSTool {
 
 // WithPermissions lets the command rules decide network access
 // (JSNetworkRule) before the user is asked: one mechanism for every approval.
-func (t *JSTool) WithPermissions(p *tools.Permissions) *JSTool {
+func (t *JSTool) WithPermissions(p *permission.Store) *JSTool {
 	t.rules = p
 	return t
 }
@@ -239,7 +239,7 @@ func (t *JSTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMes
 // dismissing or having nobody to ask means offline, with a note saying why.
 func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool, string, error) {
 	if t.rules != nil {
-		switch d := t.rules.DecideAction(tools.JSNetworkRule); d.Verdict {
+		switch d := t.rules.DecideAction(permission.JSNetworkRule); d.Verdict {
 		case permission.Run:
 			return true, "", nil
 		case permission.Refuse:

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
 	"github.com/fido-nvim/fido/tools/toolstest"
 )
@@ -20,7 +19,7 @@ func TestJSNetworkFollowsTheRules(t *testing.T) {
 		effect permission.Effect
 		online bool
 	}{{permission.Allow, true}, {permission.Deny, false}} {
-		rules, _ := tools.OpenPermissions("", []permission.Rule{{Effect: tc.effect, Command: tools.JSNetworkRule}})
+		rules, _ := permission.OpenStore("", []permission.Rule{{Effect: tc.effect, Command: permission.JSNetworkRule}})
 		p := &jsPrompter{}
 		tool := NewJSTool(ws, p).WithPermissions(rules)
 		online, note, err := tool.approveNetwork(context.Background(), "c1", "fetch('http://x')")

@@ -60,7 +60,7 @@ type BashTool struct {
 	ws     *tools.Workspace
 	p      tools.Prompter
 	asking chan struct{} // holds one token: one approval prompt at a time
-	rules  *tools.Permissions
+	rules  *permission.Store
 	// killGrace is the time between SIGTERM and SIGKILL when stopping the
 	// command's process group.
 	killGrace time.Duration
@@ -70,13 +70,13 @@ type BashTool struct {
 func NewBashTool(ws *tools.Workspace, p tools.Prompter) *BashTool {
 	t := &BashTool{ws: ws, p: p, asking: make(chan struct{}, 1), killGrace: bashKillGrace}
 	t.asking <- struct{}{}
-	t.rules, _ = tools.OpenPermissions("", nil)
+	t.rules, _ = permission.OpenStore("", nil)
 	return t
 }
 
 // WithPermissions makes the tool decide with rules (config, workspace and
 // session rules); without it rules live only as long as the tool.
-func (t *BashTool) WithPermissions(p *tools.Permissions) *BashTool {
+func (t *BashTool) WithPermissions(p *permission.Store) *BashTool {
 	t.rules = p
 	return t
 }

@@ -108,13 +108,13 @@ func TestBashExecRules(t *testing.T) {
 	ws, _ := toolstest.Workspace(t, nil)
 	path := filepath.Join(t.TempDir(), "permissions.json")
 	config := []permission.Rule{{Effect: permission.Deny, Command: "git push"}}
-	rules, notice := tools.OpenPermissions(path, config)
+	rules, notice := permission.OpenStore(path, config)
 	require.Empty(t, notice)
 	fp := &toolstest.Prompter{Choose: []int{4}, Typed: []toolstest.Input{{Text: "true", OK: true}}}
 	tool := NewBashTool(ws, fp).WithPermissions(rules)
 	require.False(t, toolstest.Invoke(t, context.Background(), tool, toolstest.Main, map[string]any{"command": "true --x"}).IsError)
 
-	again, _ := tools.OpenPermissions(path, config)
+	again, _ := permission.OpenStore(path, config)
 	fp2 := &toolstest.Prompter{Choose: []int{0}}
 	tool2 := NewBashTool(ws, fp2).WithPermissions(again)
 	res := toolstest.Invoke(t, context.Background(), tool2, toolstest.Main, map[string]any{"command": "true && true"})
@@ -134,18 +134,8 @@ func TestBashExecRules(t *testing.T) {
 	removed, err := again.Keep(nil)
 	require.NoError(t, err)
 	assert.Equal(t, 1, removed)
-	third, _ := tools.OpenPermissions(path, config)
+	third, _ := permission.OpenStore(path, config)
 	assert.Len(t, third.All(), 1, "only the config rule is left")
-}
-
-func TestPermissionsCorruptFileIsKeptAside(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "permissions.json")
-	require.NoError(t, os.WriteFile(path, []byte("{not json"), 0o600))
-	p, notice := tools.OpenPermissions(path, nil)
-	assert.Contains(t, notice, "moved to "+path+".corrupt-")
-	assert.Empty(t, p.All())
-	matches, _ := filepath.Glob(path + ".corrupt-*")
-	assert.Len(t, matches, 1)
 }
 
 func TestBashExecPromptShowsLongCommandsCut(t *testing.T) {

@@ -1,4 +1,4 @@
-package tools
+package permission
 
 import (
 	"encoding/json"
@@ -9,48 +9,48 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
-	"github.com/fido-nvim/fido/tools/permission"
 )
 
 // maxPermissionsFile bounds the workspace rules file read back.
 const maxPermissionsFile = 1 << 20
 
-// Permissions holds the command rules bash_exec decides with: the user's
+// Store holds the command rules bash_exec decides with: the user's
 // from setup() (config), the workspace's (saved in the state directory) and
 // this session's. It is safe for concurrent use; workspace rules are read
 // again under the state lock before every change, so two Neovims on one
 // workspace never lose each other's rules.
-type Permissions struct {
+type Store struct {
 	mu        sync.Mutex
 	path      string // "" keeps workspace rules in memory only
-	config    []permission.Rule
-	workspace []permission.Rule
-	session   []permission.Rule
+	config    []Rule
+	workspace []Rule
+	session   []Rule
 	// seen is the workspace file as last read (size and time), so a
 	// decision re-reads it only after another process changed it.
-	seen fileStamp
+	seen tools.FileStamp
 }
 
 type permissionsFile struct {
-	Version int               `json:"version"`
-	Rules   []permission.Rule `json:"rules"`
+	Version int    `json:"version"`
+	Rules   []Rule `json:"rules"`
 }
 
-// OpenPermissions loads the workspace rules at path (missing: none). A
+// OpenStore loads the workspace rules at path (missing: none). A
 // corrupt file is moved aside and reported in notice, never silently
 // emptied. config are the user's rules from setup().
-func OpenPermissions(path string, config []permission.Rule) (*Permissions, string) {
-	p := &Permissions{path: path}
+func OpenStore(path string, config []Rule) (*Store, string) {
+	p := &Store{path: path}
 	for _, r := range config {
-		r.Origin = permission.OriginConfig
+		r.Origin = OriginConfig
 		p.config = append(p.config, r)
 	}
 	if path == "" {
 		return p, ""
 	}
 	var notice string
-	_ = WithStateLock(path, func() error {
+	_ = tools.WithStateLock(path, func() error {
 		rules, err := p.readLocked()
 		if err != nil {
 			notice = err.Error()
@@ -62,7 +62,7 @@ func OpenPermissions(path string, config []permission.Rule) (*Permissions, strin
 }
 
 // readLocked reads the workspace rules; a corrupt file is moved aside.
-func (p *Permissions) readLocked() ([]permission.Rule, error) {
+func (p *Store) readLocked() ([]Rule, error) {
 	data, err := confined.ReadPath(p.path, maxPermissionsFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -87,19 +87,19 @@ func (p *Permissions) readLocked() ([]permission.Rule, error) {
 		return nil, fmt.Errorf("the workspace's command rules were unreadable (%v); the file was moved to %s and no workspace rules apply", err, aside)
 	}
 	for i := range f.Rules {
-		f.Rules[i].Origin = permission.OriginWorkspace
+		f.Rules[i].Origin = OriginWorkspace
 	}
 	return f.Rules, nil
 }
 
 // update re-reads the workspace rules under the lock, applies change and
 // writes them back atomically.
-func (p *Permissions) update(change func([]permission.Rule) []permission.Rule) error {
+func (p *Store) update(change func([]Rule) []Rule) error {
 	if p.path == "" {
 		p.workspace = change(p.workspace)
 		return nil
 	}
-	return WithStateLock(p.path, func() error {
+	return tools.WithStateLock(p.path, func() error {
 		cur, err := p.readLocked()
 		if err != nil {
 			return err
@@ -109,7 +109,7 @@ func (p *Permissions) update(change func([]permission.Rule) []permission.Rule) e
 		if err != nil {
 			return err
 		}
-		if err := WriteStateFile(p.path, b, 0o600); err != nil {
+		if err := tools.WriteStateFile(p.path, b, 0o600); err != nil {
 			return err
 		}
 		p.workspace = next
@@ -118,21 +118,21 @@ func (p *Permissions) update(change func([]permission.Rule) []permission.Rule) e
 }
 
 // Add stores a rule for the session or the workspace.
-func (p *Permissions) Add(r permission.Rule, origin permission.Origin) error {
+func (p *Store) Add(r Rule, origin Origin) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
 	r.Origin = origin
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if origin == permission.OriginSession {
+	if origin == OriginSession {
 		p.session = appendRule(p.session, r)
 		return nil
 	}
-	return p.update(func(rs []permission.Rule) []permission.Rule { return appendRule(rs, r) })
+	return p.update(func(rs []Rule) []Rule { return appendRule(rs, r) })
 }
 
-func appendRule(rs []permission.Rule, r permission.Rule) []permission.Rule {
+func appendRule(rs []Rule, r Rule) []Rule {
 	for _, have := range rs {
 		if have.Effect == r.Effect && have.Command == r.Command && have.Exact == r.Exact {
 			return rs
@@ -142,38 +142,38 @@ func appendRule(rs []permission.Rule, r permission.Rule) []permission.Rule {
 }
 
 // All lists every rule with its origin: config, workspace, session.
-func (p *Permissions) All() []permission.Rule {
+func (p *Store) All() []Rule {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.refreshLocked()
-	out := append([]permission.Rule(nil), p.config...)
+	out := append([]Rule(nil), p.config...)
 	out = append(out, p.workspace...)
 	return append(out, p.session...)
 }
 
 // refreshLocked re-reads the workspace rules when the file changed since
 // they were read (another Neovim added one); p.mu is held.
-func (p *Permissions) refreshLocked() {
+func (p *Store) refreshLocked() {
 	if p.path == "" {
 		return
 	}
-	st := stampOf(p.path) // list_files' change check
+	st := tools.StampOf(p.path) // list_files' change check
 	if st == p.seen {
 		return
 	}
-	_ = WithStateLock(p.path, func() error {
+	_ = tools.WithStateLock(p.path, func() error {
 		if rs, err := p.readLocked(); err == nil {
 			p.workspace = rs
 		}
-		p.seen = stampOf(p.path)
+		p.seen = tools.StampOf(p.path)
 		return nil
 	})
 }
 
 // Keep removes every session and workspace rule not in keep (the lines
 // left in the /permissions buffer); config rules stay, they live in setup().
-func (p *Permissions) Keep(keep []permission.Rule) (removed int, err error) {
-	has := func(r permission.Rule) bool {
+func (p *Store) Keep(keep []Rule) (removed int, err error) {
+	has := func(r Rule) bool {
 		for _, k := range keep {
 			if k.Effect == r.Effect && k.Command == r.Command && k.Exact == r.Exact && k.Origin == r.Origin {
 				return true
@@ -183,7 +183,7 @@ func (p *Permissions) Keep(keep []permission.Rule) (removed int, err error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var session []permission.Rule
+	var session []Rule
 	for _, r := range p.session {
 		if has(r) {
 			session = append(session, r)
@@ -192,8 +192,8 @@ func (p *Permissions) Keep(keep []permission.Rule) (removed int, err error) {
 		}
 	}
 	p.session = session
-	err = p.update(func(rs []permission.Rule) []permission.Rule {
-		var out []permission.Rule
+	err = p.update(func(rs []Rule) []Rule {
+		var out []Rule
 		for _, r := range rs {
 			if has(r) {
 				out = append(out, r)
@@ -217,14 +217,14 @@ func MCPRule(server, tool string) string { return "mcp " + server + "/" + tool }
 
 // DecideAction decides a non-shell action named like a command (JSNetworkRule,
 // MCPRule) with the same rules: Run, Refuse (with the rule) or Ask.
-func (p *Permissions) DecideAction(action string) permission.Decision {
+func (p *Store) DecideAction(action string) Decision {
 	if p == nil {
-		return permission.Decision{Verdict: permission.Ask}
+		return Decision{Verdict: Ask}
 	}
-	return permission.Checker{Rules: p.All()}.Decide(action)
+	return Checker{Rules: p.All()}.Decide(action)
 }
 
 // Checker decides command lines in root against every rule.
-func (p *Permissions) Checker(root string) permission.Checker {
-	return permission.Checker{Root: root, Rules: p.All()}
+func (p *Store) Checker(root string) Checker {
+	return Checker{Root: root, Rules: p.All()}
 }
