@@ -136,19 +136,3 @@ func TestGuardRmAndRmdir(t *testing.T) {
 	_, ok := ft.Seen("d/y.txt")
 	assert.False(t, ok, "a deleted file is forgotten")
 }
-
-func TestFileTrackerSnapshotReplace(t *testing.T) {
-	ft := NewFileTracker(map[string]string{"a": "1"})
-	snap := ft.Snapshot()
-	snap["b"] = "2"
-	_, ok := ft.Seen("b")
-	assert.False(t, ok, "a snapshot is a copy")
-	ft.Replace(snap)
-	h, ok := ft.Seen("b")
-	assert.True(t, ok)
-	assert.Equal(t, "2", h)
-	var none *FileTracker
-	none.Saw("x", "y")
-	_, ok = none.Seen("x")
-	assert.False(t, ok)
-}

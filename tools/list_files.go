@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -182,24 +181,6 @@ const listingCacheSize = 4
 type listingKey struct {
 	root, rel         string
 	recursive, hidden bool
-}
-
-// FileStamp is what a file looked like at one moment (existence, size,
-// modification time): comparing two tells cheaply whether it changed.
-type FileStamp struct {
-	path  string
-	mtime time.Time
-	size  int64
-	exist bool
-}
-
-// StampOf stamps the file at path (a final symlink is not followed).
-func StampOf(path string) FileStamp {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return FileStamp{path: path}
-	}
-	return FileStamp{path: path, mtime: fi.ModTime(), size: fi.Size(), exist: true}
 }
 
 type listing struct {

@@ -55,7 +55,7 @@ func (t *MkdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 	if top == "" {
 		return Result{Content: rel + "/ already exists; nothing changed\n", Summary: "already exists"}, nil
 	}
-	note := t.ws.record(inv.tag(UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)}))
+	note := t.ws.record(tag(inv, UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)}))
 	return Result{Content: "created " + rel + "/\n" + note, Summary: "created", Changed: []string{abs}}, nil
 }
 

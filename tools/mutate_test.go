@@ -2,11 +2,9 @@ package tools
 
 import (
 	"encoding/json"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -175,83 +173,6 @@ func TestPermissionErrors(t *testing.T) {
 	assert.Contains(t, res.Content, "could not be read")
 }
 
-func TestUndoLogCorruptFileMovedAside(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "undo.json")
-	require.NoError(t, os.WriteFile(path, []byte("{not json"), 0o600))
-	u, err := OpenUndoLog(path)
-	require.Error(t, err)
-	require.NotNil(t, u)
-	assert.Contains(t, err.Error(), "was corrupt")
-	assert.Empty(t, u.Entries())
-	matches, _ := filepath.Glob(path + ".corrupt-*")
-	require.Len(t, matches, 1)
-	b, _ := os.ReadFile(matches[0])
-	assert.Equal(t, "{not json", string(b))
-
-	require.NoError(t, u.Record(UndoEntry{Tool: "mkdir", Op: "mkdir", Path: "x"}))
-	u2, err := OpenUndoLog(path)
-	require.NoError(t, err)
-	require.Len(t, u2.Entries(), 1)
-	assert.Equal(t, "x", u2.Entries()[0].Path)
-	left, _ := filepath.Glob(filepath.Join(dir, ".undo.json.tmp-*"))
-	assert.Empty(t, left, "no temp files are left behind")
-}
-
-func TestUndoLogBounds(t *testing.T) {
-	u, err := OpenUndoLog(filepath.Join(t.TempDir(), "undo.json"))
-	require.NoError(t, err)
-	assert.Equal(t, maxUndoTotal, u.maxTotal)
-	assert.Equal(t, maxUndoEntries, u.maxEntries)
-	// Small bounds keep the test fast; the logic is the same.
-	u.maxTotal, u.maxEntries = 6000, 20
-	for i := 0; i < 10; i++ {
-		e := UndoEntry{Tool: "rm", Op: "rm", Path: "f"}
-		priorContent(&e, []byte(strings.Repeat("x", 1000)))
-		require.NoError(t, u.Record(e))
-		assert.LessOrEqual(t, undoDiskSize(t, u), int64(u.maxTotal), "the bound counts the bytes on disk")
-	}
-	kept := 0
-	entries := u.Entries()
-	for _, e := range entries {
-		if e.Prior != nil {
-			kept++
-		} else {
-			assert.Contains(t, e.PriorOmitted, "dropped")
-		}
-	}
-	assert.Equal(t, 10, len(entries), "entries lose their content before they go")
-	assert.True(t, kept >= 3 && kept < 10, "kept %d", kept)
-	for i := 0; i < kept; i++ {
-		assert.NotNil(t, entries[i].Prior, "the newest entries keep their content")
-	}
-	for i := 0; i < 30; i++ {
-		require.NoError(t, u.Record(UndoEntry{Tool: "mkdir", Op: "mkdir", Path: "d"}))
-	}
-	assert.Len(t, u.Entries(), 20)
-
-	e := UndoEntry{}
-	priorContent(&e, make([]byte, MaxUndoContent+1))
-	assert.Nil(t, e.Prior)
-	assert.Contains(t, e.PriorOmitted, "too large")
-}
-
-// undoDiskSize is what the undo log takes on disk.
-func undoDiskSize(t *testing.T, u *UndoLog) int64 {
-	t.Helper()
-	var n int64
-	require.NoError(t, filepath.WalkDir(u.Dir(), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			fi, err := d.Info()
-			if err == nil {
-				n += fi.Size()
-			}
-		}
-		return err
-	}))
-	return n
-}
-
 // runAsNobody re-runs one test of this test binary as uid/gid 65534, from a
 // copy of the binary that user can execute, and fails when it fails.
 func runAsNobody(t *testing.T, test string) {
@@ -273,4 +194,17 @@ func runAsNobody(t *testing.T, test string) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s as nobody:\n%s", test, out)
 	require.Contains(t, string(out), "--- PASS: "+test, "the test ran as nobody:\n%s", out)
+}
+
+// A failed change leaves no entry behind.
+func TestPatchFailureLeavesNoPendingEntry(t *testing.T) {
+	ws, _ := testWorkspace(t, map[string]string{"ro/a.go": "x\n"})
+	require.NoError(t, os.Chmod(filepath.Join(ws.Root, "ro"), 0o500))
+	t.Cleanup(func() { _ = os.Chmod(filepath.Join(ws.Root, "ro"), 0o755) })
+	if os.Geteuid() == 0 {
+		t.Skip("root writes into read-only directories")
+	}
+	res := run(t, ws, "patch", map[string]any{"operations": []op{{"path": "ro/a.go", "content": "y\n"}}})
+	require.True(t, res.IsError)
+	assert.Empty(t, ws.Undo.Entries())
 }

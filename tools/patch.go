@@ -228,7 +228,7 @@ func (t *PatchTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 // apply runs one operation and returns a short description and its undo entry.
 func (t *PatchTool) apply(op patchOp, abs string, inv Invocation) (string, UndoEntry, error) {
 	rel := t.ws.Sandbox.Rel(abs)
-	entry := inv.tag(UndoEntry{Tool: "patch", Path: rel})
+	entry := tag(inv, UndoEntry{Tool: "patch", Path: rel})
 	fi, statErr := t.ws.Sandbox.Stat(abs)
 	exists := statErr == nil
 	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {

@@ -313,7 +313,7 @@ func TestSearchSkipsLargeFiles(t *testing.T) {
 		"big.txt":   strings.Repeat("needle\n", (DefaultMaxSearchFileSize/7)+1),
 		"exact.txt": "needle\n" + strings.Repeat("x", DefaultMaxSearchFileSize-7),
 	})
-	res, err := ws.Search(t.Context(), ".", SearchOptions{Pattern: "needle"})
+	res, err := Search(t.Context(), ws, ".", SearchOptions{Pattern: "needle"})
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.SkippedLarge)
 	require.Len(t, res.Matches, 1, "a file of exactly 2 MiB is still searched")

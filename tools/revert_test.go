@@ -102,3 +102,40 @@ func TestRevertRefusesWhenUnsafe(t *testing.T) {
 	assert.ErrorContains(t, err, "exists at that path again")
 	assert.Equal(t, "new", readFile(t, ws3, "x.txt"))
 }
+
+func TestRevertOfAnEntryLeftPending(t *testing.T) {
+	ctx := context.Background()
+	ws, _ := testWorkspace(t, map[string]string{"a.go": "before\n"})
+	abs := filepath.Join(ws.Root, "a.go")
+
+	// Crash after recording, before writing: nothing to revert.
+	e := UndoEntry{Tool: "patch", Op: "overwrite", Path: "a.go", After: contentHash([]byte("after\n"))}
+	ws.recordPrior(&e, abs)
+	require.NoError(t, ws.Undo.Begin(&e))
+	require.True(t, ws.Undo.Entries()[0].Pending)
+	desc, err := ws.RevertLast(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, desc, "nothing to revert: Fido stopped before its overwrite of a.go was made")
+	assert.Empty(t, ws.Undo.Entries())
+
+	// Crash after writing, before confirming: a real revert.
+	e = UndoEntry{Tool: "patch", Op: "overwrite", Path: "a.go", After: contentHash([]byte("after\n"))}
+	ws.recordPrior(&e, abs)
+	require.NoError(t, ws.Undo.Begin(&e))
+	require.NoError(t, WriteFileAtomic(abs, []byte("after\n"), 0o644))
+	desc, err = ws.RevertLast(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, desc, "restored a.go")
+	got, _ := os.ReadFile(abs)
+	assert.Equal(t, "before\n", string(got))
+
+	// Changed by someone else since: refused, honestly.
+	e = UndoEntry{Tool: "patch", Op: "overwrite", Path: "a.go", After: contentHash([]byte("after\n"))}
+	ws.recordPrior(&e, abs)
+	require.NoError(t, ws.Undo.Begin(&e))
+	require.NoError(t, os.WriteFile(abs, []byte("someone else\n"), 0o644))
+	_, err = ws.RevertLast(ctx)
+	require.ErrorContains(t, err, "the file was changed after Fido wrote it")
+	got, _ = os.ReadFile(abs)
+	assert.Equal(t, "someone else\n", string(got))
+}

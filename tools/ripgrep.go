@@ -79,7 +79,7 @@ func (t *RipgrepTool) Run(ctx context.Context, _ Invocation, args json.RawMessag
 	case p.Limit > rgMaxLimit:
 		p.Limit = rgMaxLimit
 	}
-	res, err := t.ws.Search(ctx, p.Path, SearchOptions{
+	res, err := Search(ctx, t.ws, p.Path, SearchOptions{
 		Pattern: p.Pattern, IgnoreCase: p.IgnoreCase, Glob: p.Glob,
 		IncludeHidden: p.IncludeHidden, Limit: p.Limit,
 	})

@@ -64,7 +64,7 @@ func (t *RmTool) Run(ctx context.Context, inv Invocation, args json.RawMessage) 
 			return ErrorResult("rm: %v", err), nil
 		}
 	}
-	entry := inv.tag(UndoEntry{Tool: "rm", Op: "rm", Path: rel})
+	entry := tag(inv, UndoEntry{Tool: "rm", Op: "rm", Path: rel})
 	if fi.Mode().IsRegular() {
 		t.ws.recordPrior(&entry, abs)
 	} else if target, err := t.ws.Sandbox.Readlink(abs); err == nil {

@@ -52,7 +52,7 @@ func (t *RmdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 		if err := t.ws.Sandbox.Remove(abs); err != nil {
 			return ErrorResult("rmdir: %s", ErrorText(t.ws, abs, err)), nil
 		}
-		note := t.ws.record(inv.tag(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true, PriorOmitted: "symbolic link; only the link was removed"}))
+		note := t.ws.record(tag(inv, UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true, PriorOmitted: "symbolic link; only the link was removed"}))
 		return Result{Content: fmt.Sprintf("removed the symbolic link %s (its target is untouched)\n%s", rel, note), Summary: "removed link", Changed: []string{abs}}, nil
 	}
 	if !fi.IsDir() {
@@ -112,7 +112,7 @@ func (t *RmdirTool) Run(ctx context.Context, inv Invocation, args json.RawMessag
 		return ErrorResult("rmdir: %s; some entries may already be deleted", ErrorText(t.ws, abs, err)), nil
 	}
 	inv.Files.Forget(rel)
-	note := t.ws.record(inv.tag(UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true,
+	note := t.ws.record(tag(inv, UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true,
 		PriorOmitted: fmt.Sprintf("directory with %d files; contents are not kept", len(files))}))
 	changed := append([]string{abs}, files[:min(len(files), maxReloadPaths)]...)
 	t.ws.reload(ctx, changed)

@@ -61,10 +61,10 @@ type SearchResult struct {
 	FirstError    string
 }
 
-// Search runs a regular-expression search below the workspace-relative path
-// rel (a directory or one file). A single named file is searched even if
-// hidden or ignored; binary and oversized files are always skipped.
-func (ws *Workspace) Search(ctx context.Context, rel string, opt SearchOptions) (*SearchResult, error) {
+// Search runs a regular-expression search in ws below the workspace-relative
+// path rel (a directory or one file). A single named file is searched even
+// if hidden or ignored; binary and oversized files are always skipped.
+func Search(ctx context.Context, ws *Workspace, rel string, opt SearchOptions) (*SearchResult, error) {
 	m, err := compileLineMatcher(opt.Pattern, opt.IgnoreCase)
 	if err != nil {
 		return nil, err

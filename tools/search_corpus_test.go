@@ -174,7 +174,7 @@ func TestSearchCorpusAgreesWithReference(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/i=%v", p.pattern, p.ignoreCase), func(t *testing.T) {
 			want := referenceSearch(t, files, p.pattern, p.ignoreCase)
 			start := time.Now()
-			res, err := ws.Search(t.Context(), ".", SearchOptions{Pattern: p.pattern, IgnoreCase: p.ignoreCase, Workers: 3})
+			res, err := Search(t.Context(), ws, ".", SearchOptions{Pattern: p.pattern, IgnoreCase: p.ignoreCase, Workers: 3})
 			require.NoError(t, err)
 			assert.Less(t, time.Since(start), 5*time.Second)
 			assert.Equal(t, want, matchKeys(res))
@@ -190,7 +190,7 @@ func TestSearchCorpusSizeBoundary(t *testing.T) {
 	ws, err := NewWorkspace(root, nil, nil)
 	require.NoError(t, err)
 	for _, p := range []string{"err", `\d;\s\p{Greek}+$`} {
-		res, err := ws.Search(t.Context(), ".", SearchOptions{Pattern: p})
+		res, err := Search(t.Context(), ws, ".", SearchOptions{Pattern: p})
 		require.NoError(t, err)
 		assert.Equal(t, referenceSearch(t, files, p, false), matchKeys(res))
 		assert.Equal(t, 1, res.SkippedLarge, "big/over.txt")
@@ -258,7 +258,7 @@ func TestSearchConcurrentAgreement(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				res, err := ws.Search(t.Context(), ".", SearchOptions{Pattern: p, Workers: 4})
+				res, err := Search(t.Context(), ws, ".", SearchOptions{Pattern: p, Workers: 4})
 				if assert.NoError(t, err) {
 					results[g] = matchKeys(res)
 				}
@@ -290,7 +290,7 @@ func TestSearchOneMegabyteFileIsFast(t *testing.T) {
 			}
 			for range runs {
 				start := time.Now()
-				_, err := ws.Search(t.Context(), "one.go", SearchOptions{Pattern: p, IgnoreCase: ic})
+				_, err := Search(t.Context(), ws, "one.go", SearchOptions{Pattern: p, IgnoreCase: ic})
 				require.NoError(t, err)
 				best = min(best, time.Since(start))
 			}
@@ -354,7 +354,7 @@ func TestSearchCorpusAgreesWithRg(t *testing.T) {
 			want = append(want, path+":"+num)
 		}
 		sort.Strings(want)
-		res, err := ws.Search(t.Context(), ".", SearchOptions{Pattern: p.pattern, IgnoreCase: p.ignoreCase})
+		res, err := Search(t.Context(), ws, ".", SearchOptions{Pattern: p.pattern, IgnoreCase: p.ignoreCase})
 		require.NoError(t, err)
 		assert.Equal(t, want, matchKeys(res), "pattern %q -i=%v", p.pattern, p.ignoreCase)
 	}

@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/fido-nvim/fido/tools/confined"
 )
@@ -31,45 +29,6 @@ func NewWorkspace(root string, editor Editor, undo *UndoLog) (*Workspace, error)
 		return nil, err
 	}
 	return &Workspace{Root: sb.Root(), Sandbox: sb, Editor: editor, Undo: undo}, nil
-}
-
-// WorkspaceTools returns the eight workspace tools bound to ws.
-func WorkspaceTools(ws *Workspace) []Tool {
-	return []Tool{
-		&ListFilesTool{ws: ws},
-		&FindFilesTool{ws: ws},
-		&ReadFileTool{ws: ws},
-		&RipgrepTool{ws: ws},
-		&PatchTool{ws: ws},
-		&MkdirTool{ws: ws},
-		&RmTool{ws: ws},
-		&RmdirTool{ws: ws},
-	}
-}
-
-// ListRoot is a short listing of the workspace root for the system prompt:
-// at most max entries (directories end in /), ignore rules applied, hidden
-// directories left out, sorted, with a count of the rest.
-func ListRoot(ws *Workspace, max int) string {
-	var names []string
-	walkDir(context.Background(), ws.Sandbox, ws.Root, ".", walkOptions{HiddenFiles: true, MaxDepth: 1, Workers: 1},
-		func(_ int, e walkEntry) bool {
-			n := e.Rel
-			if e.isDir() {
-				n += "/"
-			}
-			names = append(names, n)
-			return false
-		})
-	sort.Strings(names)
-	if len(names) == 0 {
-		return "(empty)"
-	}
-	if max > 0 && len(names) > max {
-		rest := len(names) - max
-		names = append(names[:max:max], fmt.Sprintf("… and %d more", rest))
-	}
-	return strings.Join(names, "\n")
 }
 
 // modifiedError returns a model-facing refusal when the editor has unsaved

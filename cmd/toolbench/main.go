@@ -163,7 +163,7 @@ func main() {
 			path = "."
 		}
 		runOurs := func() {
-			res, err := ws.Search(ctx, path, tools.SearchOptions{Pattern: q.pattern, IgnoreCase: q.ignoreCase, Glob: q.glob})
+			res, err := tools.Search(ctx, ws, path, tools.SearchOptions{Pattern: q.pattern, IgnoreCase: q.ignoreCase, Glob: q.glob})
 			if err != nil {
 				fatal(err.Error())
 			}
