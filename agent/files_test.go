@@ -9,17 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/files"
 )
 
-func workspaceRegistry(t *testing.T, files map[string]string) (*tools.Workspace, *tools.Registry) {
+func workspaceRegistry(t *testing.T, tree map[string]string) (*tools.Workspace, *tools.Registry) {
 	t.Helper()
 	root := t.TempDir()
-	for p, c := range files {
+	for p, c := range tree {
 		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(c), 0o644))
 	}
 	ws, err := tools.NewWorkspace(root, nil, nil)
 	require.NoError(t, err)
-	reg, err := tools.NewRegistry(tools.WorkspaceTools(ws)...)
+	reg, err := tools.NewRegistry(files.Tools(ws)...)
 	require.NoError(t, err)
 	return ws, reg
 }
@@ -99,17 +100,17 @@ func readWS(t *testing.T, ws *tools.Workspace, rel string) string {
 	return string(b)
 }
 
-func undoWorkspace(t *testing.T, files map[string]string) (*tools.Workspace, *tools.Registry) {
+func undoWorkspace(t *testing.T, tree map[string]string) (*tools.Workspace, *tools.Registry) {
 	t.Helper()
 	root := t.TempDir()
-	for p, c := range files {
+	for p, c := range tree {
 		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(c), 0o644))
 	}
 	undo, err := tools.OpenUndoLog(filepath.Join(t.TempDir(), "undo.json"))
 	require.NoError(t, err)
 	ws, err := tools.NewWorkspace(root, nil, undo)
 	require.NoError(t, err)
-	reg, err := tools.NewRegistry(tools.WorkspaceTools(ws)...)
+	reg, err := tools.NewRegistry(files.Tools(ws)...)
 	require.NoError(t, err)
 	return ws, reg
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/agent/llmtest"
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/files"
 )
 
 // TestDelegateOnTheWire drives the real OpenRouter provider and the real
@@ -30,7 +31,7 @@ func TestDelegateOnTheWire(t *testing.T) {
 	dt := NewTool(Config{Provider: prov, Registry: func() *tools.Registry { return reg }, Model: "test/model",
 		Reasoning: func() string { return "low" }, Usage: func(u agent.Usage) { usage = append(usage, u) },
 		NewID: func() string { return "subagent-wire01" }})
-	reg, err = tools.NewRegistry(append(tools.WorkspaceTools(ws), dt)...)
+	reg, err = tools.NewRegistry(append(files.Tools(ws), dt)...)
 	require.NoError(t, err)
 
 	srv.Enqueue(

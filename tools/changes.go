@@ -50,7 +50,7 @@ func (ws *Workspace) ChangedFiles(entries []UndoEntry) (files []*ChangedFile, no
 		switch e.Op {
 		case "create":
 		case "overwrite", "edit", "rm":
-			prior, err := priorBytes(e)
+			prior, err := PriorBytes(e)
 			if err != nil {
 				notes = append(notes, fmt.Sprintf("%s: %v", rel, err))
 				continue
@@ -168,7 +168,7 @@ func (ws *Workspace) RevertHunk(ctx context.Context, f *ChangedFile, i int, tag 
 		return "", errors.New("that change is no longer there")
 	}
 	h := hunks[i]
-	if err := ws.modifiedError(ctx, f.Abs); err != nil {
+	if err := ws.ModifiedError(ctx, f.Abs); err != nil {
 		return "", err
 	}
 	cur, err := ws.Sandbox.ReadFile(f.Abs, maxRevertRead)
@@ -193,7 +193,7 @@ func (ws *Workspace) RevertHunk(ctx context.Context, f *ChangedFile, i int, tag 
 		return "", err
 	}
 	f.Base = []byte(strings.Join(base[:h.B0], "") + strings.Join(before[h.A0:h.A1], "") + strings.Join(base[h.B1:], ""))
-	ws.reload(ctx, []string{f.Abs})
+	ws.Reload(ctx, []string{f.Abs})
 	return HunkRange(h), nil
 }
 
@@ -202,7 +202,7 @@ func (ws *Workspace) RevertHunk(ctx context.Context, f *ChangedFile, i int, tag 
 // the user changed the file since the review opened (their edits would be
 // lost). It returns a description.
 func (ws *Workspace) RevertFile(ctx context.Context, f *ChangedFile, tag UndoEntry) (string, error) {
-	if err := ws.modifiedError(ctx, f.Abs); err != nil {
+	if err := ws.ModifiedError(ctx, f.Abs); err != nil {
 		return "", err
 	}
 	cur, err := ws.Sandbox.ReadFile(f.Abs, maxRevertRead)
@@ -221,8 +221,8 @@ func (ws *Workspace) RevertFile(ctx context.Context, f *ChangedFile, tag UndoEnt
 		}
 		e := tag
 		e.Tool, e.Op, e.Path = "review", "rm", f.Path
-		priorContent(&e, cur)
-		ws.record(e)
+		PriorContent(&e, cur)
+		ws.Record(e)
 	} else {
 		if !exists {
 			desc = "the file Fido deleted (restored it)"
@@ -235,7 +235,7 @@ func (ws *Workspace) RevertFile(ctx context.Context, f *ChangedFile, tag UndoEnt
 		}
 	}
 	f.Base, f.BaseExists = f.Before, f.BeforeExists
-	ws.reload(ctx, []string{f.Abs})
+	ws.Reload(ctx, []string{f.Abs})
 	return desc, nil
 }
 
@@ -250,13 +250,13 @@ func (ws *Workspace) writeReverted(f *ChangedFile, cur, out []byte, existed bool
 		return errors.New(ErrorText(ws, f.Abs, err))
 	}
 	e := tag
-	e.Tool, e.Path, e.After = "review", f.Path, contentHash(out)
+	e.Tool, e.Path, e.After = "review", f.Path, ContentHash(out)
 	e.Op = "create"
 	if existed {
 		e.Op = "edit"
-		priorContent(&e, cur)
+		PriorContent(&e, cur)
 		e.PriorMode = perm
 	}
-	ws.record(e)
+	ws.Record(e)
 	return nil
 }

@@ -94,10 +94,10 @@ func (ft *FileTracker) Replace(seen map[string]string) {
 	}
 }
 
-// hashFile returns the content hash of the regular file at abs, read
+// HashFile returns the content hash of the regular file at abs, read
 // through the workspace's os.Root; exists is false when there is no regular
 // file there (a directory or device is for the tool itself to refuse).
-func (ws *Workspace) hashFile(abs string) (hash string, exists bool, err error) {
+func (ws *Workspace) HashFile(abs string) (hash string, exists bool, err error) {
 	f, fi, err := ws.Sandbox.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
@@ -128,17 +128,17 @@ func errUnread(rel string) error {
 		"(read_file), or change it with search/replace; this was not applied", rel)
 }
 
-// checkSeen is the read-before-write guard for one file about to be changed:
+// CheckSeen is the read-before-write guard for one file about to be changed:
 // an existing file must still hold what the conversation last saw of it; an
 // existing file the conversation never saw may only be changed when
 // unreadOK (search/replace: the search text is the evidence). A missing file
 // passes (nothing to lose). Without a tracker it passes.
-func (ws *Workspace) checkSeen(ctx context.Context, ft *FileTracker, abs string, unreadOK bool) error {
+func (ws *Workspace) CheckSeen(ctx context.Context, ft *FileTracker, abs string, unreadOK bool) error {
 	if ft == nil {
 		return nil
 	}
 	rel := ws.Sandbox.Rel(abs)
-	hash, exists, err := ws.hashFile(abs)
+	hash, exists, err := ws.HashFile(abs)
 	if err != nil {
 		return errors.New(ErrorText(ws, abs, err))
 	}

@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 )
 
-// contentHash is the hex SHA-256 recorded as UndoEntry.After.
-func contentHash(b []byte) string {
+// ContentHash is the hex SHA-256 recorded as UndoEntry.After.
+func ContentHash(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -36,10 +36,10 @@ func (ws *Workspace) RevertLast(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", e.Path, err)
 	}
-	if err := ws.Sandbox.gitDirError(e.Path, abs); err != nil {
+	if err := ws.Sandbox.GitDirError(e.Path, abs); err != nil {
 		return "", err
 	}
-	if e.Pending && ws.neverApplied(e, abs) {
+	if e.Pending && ws.NeverApplied(e, abs) {
 		// Fido stopped between recording the change and making it.
 		if err := ws.Undo.Remove(e); err != nil {
 			return "", fmt.Errorf("the undo log could not be updated: %v", err)
@@ -50,7 +50,7 @@ func (ws *Workspace) RevertLast(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("cannot revert %s %s %s: %v; nothing was changed", e.Tool, e.Op, e.Path, err)
 	}
-	ws.reload(ctx, []string{abs})
+	ws.Reload(ctx, []string{abs})
 	if err := ws.Undo.Remove(e); err != nil {
 		return desc, fmt.Errorf("%s, but the undo log could not be updated: %v", desc, err)
 	}
@@ -68,7 +68,7 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 		}
 		return fmt.Sprintf("removed %s, which patch had created", e.Path), nil
 	case "overwrite", "edit":
-		prior, err := priorBytes(e)
+		prior, err := PriorBytes(e)
 		if err != nil {
 			return "", err
 		}
@@ -80,14 +80,14 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 		}
 		return fmt.Sprintf("restored %s as it was before the %s", e.Path, e.Op), nil
 	case "rm":
-		prior, err := priorBytes(e)
+		prior, err := PriorBytes(e)
 		if err != nil {
 			return "", err
 		}
 		if _, err := ws.Sandbox.Lstat(abs); err == nil {
 			return "", errors.New("a file exists at that path again")
 		}
-		if err := ws.modifiedError(ctx, abs); err != nil {
+		if err := ws.ModifiedError(ctx, abs); err != nil {
 			return "", err
 		}
 		top, err := ws.Sandbox.MkdirAll(filepath.Dir(abs), 0o755)
@@ -95,7 +95,7 @@ func (ws *Workspace) revert(ctx context.Context, e UndoEntry, abs string) (strin
 			return "", errors.New(ErrorText(ws, filepath.Dir(abs), err))
 		}
 		if err := ws.Sandbox.WriteFileAtomic(abs, prior, modeOr(e.PriorMode)); err != nil {
-			ws.removeEmptyDirs(filepath.Dir(abs), top)
+			ws.RemoveEmptyDirs(filepath.Dir(abs), top)
 			return "", errors.New(ErrorText(ws, abs, err))
 		}
 		return fmt.Sprintf("restored %s, which rm had deleted", e.Path), nil
@@ -128,33 +128,34 @@ func (ws *Workspace) unchangedSince(ctx context.Context, e UndoEntry, abs string
 	if err != nil {
 		return errors.New(ErrorText(ws, abs, err))
 	}
-	if contentHash(data) != e.After {
+	if ContentHash(data) != e.After {
 		return errors.New("the file was changed after Fido wrote it")
 	}
-	return ws.modifiedError(ctx, abs)
+	return ws.ModifiedError(ctx, abs)
 }
 
-// neverApplied tells, for an entry left pending by a crash, whether its
+// NeverApplied tells, for an entry left pending by a crash, whether its
 // change demonstrably never happened. When it cannot tell, it says false and
 // revert's usual checks decide (they refuse unless the file holds exactly
 // what Fido wrote).
-func (ws *Workspace) neverApplied(e UndoEntry, abs string) bool {
+func (ws *Workspace) NeverApplied(e UndoEntry, abs string) bool {
 	switch e.Op {
 	case "create", "mkdir":
 		_, err := ws.Sandbox.Lstat(abs)
 		return errors.Is(err, fs.ErrNotExist)
 	case "overwrite", "edit", "rm":
-		prior, err := priorBytes(e)
+		prior, err := PriorBytes(e)
 		if err != nil {
 			return false
 		}
 		data, err := ws.Sandbox.ReadFile(abs, int64(len(prior))+1)
-		return err == nil && bytes.Equal(data, prior) && contentHash(data) != e.After
+		return err == nil && bytes.Equal(data, prior) && ContentHash(data) != e.After
 	}
 	return false
 }
 
-func priorBytes(e UndoEntry) ([]byte, error) {
+// PriorBytes decodes the content e kept of the file before its change.
+func PriorBytes(e UndoEntry) ([]byte, error) {
 	if e.Prior == nil {
 		if e.PriorOmitted != "" {
 			return nil, fmt.Errorf("the prior content was not kept (%s)", e.PriorOmitted)

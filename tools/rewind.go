@@ -61,7 +61,7 @@ func (ws *Workspace) PlanRewind(ctx context.Context, entries []UndoEntry) Rewind
 		switch c.oldest.Op {
 		case "create":
 		case "overwrite", "edit", "rm":
-			prior, err := priorBytes(c.oldest)
+			prior, err := PriorBytes(c.oldest)
 			if err != nil {
 				skip(rel, err.Error())
 				continue
@@ -89,12 +89,12 @@ func (ws *Workspace) PlanRewind(ctx context.Context, entries []UndoEntry) Rewind
 			skip(rel, "a directory operation came after it")
 			continue
 		}
-		hash, exists, err := ws.hashFile(abs)
+		hash, exists, err := ws.HashFile(abs)
 		if err != nil {
 			skip(rel, ErrorText(ws, abs, err))
 			continue
 		}
-		if exists == step.Exists && (!exists || hash == contentHash(step.Content)) {
+		if exists == step.Exists && (!exists || hash == ContentHash(step.Content)) {
 			continue // already as it was
 		}
 		wantExists := c.newest.Op != "rm"
@@ -102,7 +102,7 @@ func (ws *Workspace) PlanRewind(ctx context.Context, entries []UndoEntry) Rewind
 			skip(rel, "changed since Fido's last change (kept as it is)")
 			continue
 		}
-		if err := ws.modifiedError(ctx, abs); err != nil {
+		if err := ws.ModifiedError(ctx, abs); err != nil {
 			skip(rel, "its buffer has unsaved changes")
 			continue
 		}
@@ -134,7 +134,7 @@ func (ws *Workspace) ApplyRewind(ctx context.Context, plan RewindPlan, tag UndoE
 			done = append(done, "restored "+st.Path)
 		}
 	}
-	ws.reload(ctx, changed)
+	ws.Reload(ctx, changed)
 	return done, failed
 }
 
@@ -155,7 +155,7 @@ func (ws *Workspace) applyRewindStep(st RewindStep, tag UndoEntry) error {
 		}
 		e.Op, e.Existed = "rmdir", true
 		e.PriorOmitted = "an empty directory"
-		ws.record(e)
+		ws.Record(e)
 		return nil
 	}
 	cur, err := ws.Sandbox.ReadFile(st.Abs, maxRevertRead)
@@ -164,14 +164,14 @@ func (ws *Workspace) applyRewindStep(st RewindStep, tag UndoEntry) error {
 		return errors.New(ErrorText(ws, st.Abs, err))
 	}
 	if existed {
-		priorContent(&e, cur)
+		PriorContent(&e, cur)
 	}
 	if !st.Exists {
 		if err := ws.Sandbox.Remove(st.Abs); err != nil {
 			return errors.New(ErrorText(ws, st.Abs, err))
 		}
 		e.Op = "rm"
-		ws.record(e)
+		ws.Record(e)
 		return nil
 	}
 	if _, err := ws.Sandbox.MkdirAll(filepath.Dir(st.Abs), 0o755); err != nil {
@@ -180,11 +180,11 @@ func (ws *Workspace) applyRewindStep(st RewindStep, tag UndoEntry) error {
 	if err := ws.Sandbox.WriteFileAtomic(st.Abs, st.Content, st.Mode); err != nil {
 		return errors.New(ErrorText(ws, st.Abs, err))
 	}
-	e.Op, e.After = "create", contentHash(st.Content)
+	e.Op, e.After = "create", ContentHash(st.Content)
 	if existed {
 		e.Op = "overwrite"
 	}
-	ws.record(e)
+	ws.Record(e)
 	return nil
 }
 

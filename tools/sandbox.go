@@ -405,13 +405,13 @@ func (s *Sandbox) MkdirAll(abs string, perm fs.FileMode) (top string, err error)
 func (s *Sandbox) ReadOwnFile(name string, limit int64) ([]byte, error) {
 	data, err := confined.ReadFile(s.fsys, name, limit)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-		s.logSkip(name, err)
+		s.LogSkip(name, err)
 	}
 	return data, err
 }
 
-// logSkip logs, once per file, that Fido skipped a file it reads on its own.
-func (s *Sandbox) logSkip(name string, err error) {
+// LogSkip logs, once per file, that Fido skipped a file it reads on its own.
+func (s *Sandbox) LogSkip(name string, err error) {
 	if s.Logf == nil {
 		return
 	}
@@ -421,10 +421,10 @@ func (s *Sandbox) logSkip(name string, err error) {
 	s.Logf("skipped %s: %v", name, err)
 }
 
-// gitDirError refuses a mutation whose path, as asked or as resolved through
+// GitDirError refuses a mutation whose path, as asked or as resolved through
 // symlinks, has a component named .git (any case): git's own files (config,
 // hooks) can make git run commands, which would bypass approval.
-func (s *Sandbox) gitDirError(asked, abs string) error {
+func (s *Sandbox) GitDirError(asked, abs string) error {
 	for _, p := range []string{filepath.ToSlash(asked), s.Rel(abs)} {
 		for _, c := range strings.Split(path.Clean(p), "/") {
 			if strings.EqualFold(c, ".git") {

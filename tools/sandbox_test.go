@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"errors"
@@ -10,41 +10,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/toolstest"
 )
 
-// sandboxFixture is a workspace with symlinks pointing inside and outside.
-func sandboxFixture(t testing.TB) (root, outside string) {
-	t.Helper()
-	base := t.TempDir()
-	root = filepath.Join(base, "ws")
-	outside = filepath.Join(base, "outside")
-	writeTree(t, root, map[string]string{"src/a.go": "package a\n", "docs/": ""})
-	writeTree(t, outside, map[string]string{"secret.txt": "secret\n", "dir/": ""})
-	links := map[string]string{
-		"link-in-file":     "src/a.go",
-		"link-in-dir":      "src",
-		"src/up":           "..",
-		"link-out-file":    filepath.Join(outside, "secret.txt"),
-		"link-out-dir":     filepath.Join(outside, "dir"),
-		"link-out-rel":     "../outside",
-		"dangling-out":     filepath.Join(outside, "nope.txt"),
-		"dangling-in":      "src/new.go",
-		"chain":            "link-out-rel",
-		"src/back-in":      "../docs",
-		"loop-a":           "loop-b",
-		"loop-b":           "loop-a",
-		"docs/via-escape":  "../../outside/../ws/src",
-		"docs/root-detour": filepath.Join(outside, "..", "ws", "src"),
-	}
-	for name, target := range links {
-		require.NoError(t, os.Symlink(target, filepath.Join(root, name)))
-	}
-	return root, outside
-}
-
 func TestSandboxResolve(t *testing.T) {
-	root, _ := sandboxFixture(t)
-	sb, err := NewSandbox(root)
+	root, _ := toolstest.SymlinkFixture(t)
+	sb, err := tools.NewSandbox(root)
 	require.NoError(t, err)
 	real := sb.Root()
 	tests := []struct {
@@ -96,8 +69,8 @@ func TestSandboxResolve(t *testing.T) {
 }
 
 func TestSandboxResolveNoFollow(t *testing.T) {
-	root, _ := sandboxFixture(t)
-	sb, err := NewSandbox(root)
+	root, _ := toolstest.SymlinkFixture(t)
+	sb, err := tools.NewSandbox(root)
 	require.NoError(t, err)
 	// The link itself lies inside, so removing it is allowed.
 	got, err := sb.ResolveNoFollow("link-out-file")
@@ -114,9 +87,9 @@ func TestNewSandboxRejectsFile(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "f")
 	require.NoError(t, os.WriteFile(f, nil, 0o644))
-	_, err := NewSandbox(f)
+	_, err := tools.NewSandbox(f)
 	assert.ErrorContains(t, err, "not a directory")
-	_, err = NewSandbox(filepath.Join(dir, "missing"))
+	_, err = tools.NewSandbox(filepath.Join(dir, "missing"))
 	assert.Error(t, err)
 }
 
@@ -132,8 +105,8 @@ func FuzzSandbox(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	root, _ := sandboxFixture(f)
-	sb, err := NewSandbox(root)
+	root, _ := toolstest.SymlinkFixture(f)
+	sb, err := tools.NewSandbox(root)
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, p string) {
 		got, err := sb.Resolve(p)

@@ -575,8 +575,8 @@ func removeTempFiles(dir, prefix string) {
 	}
 }
 
-// priorContent fills e's Prior fields from a file's previous bytes.
-func priorContent(e *UndoEntry, data []byte) {
+// PriorContent fills e's Prior fields from a file's previous bytes.
+func PriorContent(e *UndoEntry, data []byte) {
 	e.Existed = true
 	e.PriorSize = int64(len(data))
 	if len(data) > MaxUndoContent {

@@ -18,8 +18,8 @@ import (
 
 func priorEntry(path string, content string) UndoEntry {
 	e := UndoEntry{Tool: "patch", Op: "edit", Path: path}
-	priorContent(&e, []byte(content))
-	e.After = contentHash([]byte(content + "!"))
+	PriorContent(&e, []byte(content))
+	e.After = ContentHash([]byte(content + "!"))
 	return e
 }
 
@@ -78,7 +78,7 @@ func TestUndoLogDiskSizeIsTrulyBounded(t *testing.T) {
 	}
 	es := u.Entries()
 	require.Len(t, es, 8, "entries lose their content before they go")
-	got, err := priorBytes(es[0])
+	got, err := PriorBytes(es[0])
 	require.NoError(t, err)
 	assert.Equal(t, worst, string(got), "the newest entry keeps its content exactly")
 }
@@ -209,7 +209,7 @@ func TestUndoLogBounds(t *testing.T) {
 	u.maxTotal, u.maxEntries = 6000, 20
 	for i := 0; i < 10; i++ {
 		e := UndoEntry{Tool: "rm", Op: "rm", Path: "f"}
-		priorContent(&e, []byte(strings.Repeat("x", 1000)))
+		PriorContent(&e, []byte(strings.Repeat("x", 1000)))
 		require.NoError(t, u.Record(e))
 		assert.LessOrEqual(t, undoDiskSize(t, u), int64(u.maxTotal), "the bound counts the bytes on disk")
 	}
@@ -233,7 +233,7 @@ func TestUndoLogBounds(t *testing.T) {
 	assert.Len(t, u.Entries(), 20)
 
 	e := UndoEntry{}
-	priorContent(&e, make([]byte, MaxUndoContent+1))
+	PriorContent(&e, make([]byte, MaxUndoContent+1))
 	assert.Nil(t, e.Prior)
 	assert.Contains(t, e.PriorOmitted, "too large")
 }

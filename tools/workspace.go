@@ -31,9 +31,9 @@ func NewWorkspace(root string, editor Editor, undo *UndoLog) (*Workspace, error)
 	return &Workspace{Root: sb.Root(), Sandbox: sb, Editor: editor, Undo: undo}, nil
 }
 
-// modifiedError returns a model-facing refusal when the editor has unsaved
+// ModifiedError returns a model-facing refusal when the editor has unsaved
 // changes for abs; nil when it has none or there is no editor.
-func (ws *Workspace) modifiedError(ctx context.Context, abs string) error {
+func (ws *Workspace) ModifiedError(ctx context.Context, abs string) error {
 	if ws.Editor == nil {
 		return nil
 	}
@@ -47,34 +47,34 @@ func (ws *Workspace) modifiedError(ctx context.Context, abs string) error {
 	return nil
 }
 
-// reload asks the editor to show the new disk state of paths.
-func (ws *Workspace) reload(ctx context.Context, paths []string) {
+// Reload asks the editor to show the new disk state of paths.
+func (ws *Workspace) Reload(ctx context.Context, paths []string) {
 	if ws.Editor != nil && len(paths) > 0 {
 		ws.Editor.Reload(ctx, paths)
 	}
 }
 
-// beginUndo writes e to the undo log as pending before the change it
+// BeginUndo writes e to the undo log as pending before the change it
 // describes, so the change is undoable even if Fido dies right after it.
-// When the log cannot be written, e stays unrecorded and record tries again
+// When the log cannot be written, e stays unrecorded and Record tries again
 // after the change.
-func (ws *Workspace) beginUndo(e *UndoEntry) {
+func (ws *Workspace) BeginUndo(e *UndoEntry) {
 	if ws.Undo != nil && ws.Undo.Begin(e) != nil {
 		e.ID, e.Pending = "", false
 	}
 }
 
-// abortUndo removes the pending entry of a change that failed.
-func (ws *Workspace) abortUndo(e UndoEntry) {
+// AbortUndo removes the pending entry of a change that failed.
+func (ws *Workspace) AbortUndo(e UndoEntry) {
 	if ws.Undo != nil && e.Pending {
 		_ = ws.Undo.Abort(e)
 	}
 }
 
-// record adds an undo entry after its change, or confirms the one beginUndo
+// Record adds an undo entry after its change, or confirms the one BeginUndo
 // wrote; the returned note is appended to the tool result when the log could
 // not be written (the change itself stands).
-func (ws *Workspace) record(e UndoEntry) string {
+func (ws *Workspace) Record(e UndoEntry) string {
 	if ws.Undo == nil {
 		return ""
 	}
@@ -90,9 +90,9 @@ func (ws *Workspace) record(e UndoEntry) string {
 	return ""
 }
 
-// recordPrior fills e's prior-content fields from the file at abs, reading
+// RecordPrior fills e's prior-content fields from the file at abs, reading
 // at most MaxUndoContent bytes of it.
-func (ws *Workspace) recordPrior(e *UndoEntry, abs string) {
+func (ws *Workspace) RecordPrior(e *UndoEntry, abs string) {
 	f, fi, err := ws.Sandbox.Open(abs)
 	if err != nil {
 		return
@@ -113,13 +113,13 @@ func (ws *Workspace) recordPrior(e *UndoEntry, abs string) {
 		e.PriorOmitted = fmt.Sprintf("could not be read: %v", err)
 		return
 	}
-	priorContent(e, data)
+	PriorContent(e, data)
 }
 
-// removeEmptyDirs removes dir and its parents up to top (both absolute), as
+// RemoveEmptyDirs removes dir and its parents up to top (both absolute), as
 // long as they are empty: what a failed write leaves of the directories
 // MkdirAll created for it (top == "" means none were created).
-func (ws *Workspace) removeEmptyDirs(dir, top string) {
+func (ws *Workspace) RemoveEmptyDirs(dir, top string) {
 	if top == "" {
 		return
 	}

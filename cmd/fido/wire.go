@@ -14,6 +14,7 @@ import (
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/ask"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/files"
 	"github.com/fido-nvim/fido/tools/js"
 	"github.com/fido-nvim/fido/tools/lsp"
 	"github.com/fido-nvim/fido/tools/permission"
@@ -102,7 +103,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		Status:    func(st *agent.SubagentStatus) { session.SubagentStatus(st) },
 		Usage:     func(u agent.Usage) { session.AddSubagentUsage(u) },
 	})
-	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, ask.NewAskExpertTool(ui))
+	all := append(files.Tools(ws), updatePlan, delegateTool, ask.NewAskExpertTool(ui))
 	all = append(all, web.NewTools(web.Config{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
 	jsTool := js.NewJSTool(ws, ui)
 	jsTool.Prewarm() // its worker process starts now, not during the first call
@@ -126,7 +127,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		return nil, err
 	}
 	servers := newMCP(ws.Root, stateDir, getenv, ui, logger, perms)
-	listing := tools.ListRoot(ws, 40)
+	listing := files.ListRoot(ws, 40)
 	names := registry.Names()
 	missing := ""
 	if cfg.APIKey == "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/files"
 )
 
 // fakeServers is an editor with scripted language servers.
@@ -193,7 +194,7 @@ func TestLSPToolCancelled(t *testing.T) {
 func TestPatchDiagnosticsInterceptor(t *testing.T) {
 	fake := &fakeServers{}
 	ws := newWS(t, fake)
-	reg, err := tools.NewRegistry(tools.WorkspaceTools(ws)...)
+	reg, err := tools.NewRegistry(files.Tools(ws)...)
 	require.NoError(t, err)
 	require.NoError(t, reg.Intercept("patch", PatchDiagnostics(ws)))
 	main := filepath.Join(ws.Root, "main.go")

@@ -78,3 +78,35 @@ func ReadFile(t testing.TB, ws *tools.Workspace, rel string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// SymlinkFixture makes a workspace root (and a directory outside it) with
+// symlinks pointing inside and outside, dangling ones and loops, for tests
+// that must never reach outside.
+func SymlinkFixture(t testing.TB) (root, outside string) {
+	t.Helper()
+	base := t.TempDir()
+	root = filepath.Join(base, "ws")
+	outside = filepath.Join(base, "outside")
+	WriteTree(t, root, map[string]string{"src/a.go": "package a\n", "docs/": ""})
+	WriteTree(t, outside, map[string]string{"secret.txt": "secret\n", "dir/": ""})
+	links := map[string]string{
+		"link-in-file":     "src/a.go",
+		"link-in-dir":      "src",
+		"src/up":           "..",
+		"link-out-file":    filepath.Join(outside, "secret.txt"),
+		"link-out-dir":     filepath.Join(outside, "dir"),
+		"link-out-rel":     "../outside",
+		"dangling-out":     filepath.Join(outside, "nope.txt"),
+		"dangling-in":      "src/new.go",
+		"chain":            "link-out-rel",
+		"src/back-in":      "../docs",
+		"loop-a":           "loop-b",
+		"loop-b":           "loop-a",
+		"docs/via-escape":  "../../outside/../ws/src",
+		"docs/root-detour": filepath.Join(outside, "..", "ws", "src"),
+	}
+	for name, target := range links {
+		require.NoError(t, os.Symlink(target, filepath.Join(root, name)))
+	}
+	return root, outside
+}
