@@ -13,6 +13,7 @@ import (
 	"github.com/fido-nvim/fido/agent/llmtest"
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/files"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // TestDelegateOnTheWire drives the real OpenRouter provider and the real
@@ -21,7 +22,7 @@ func TestDelegateOnTheWire(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "pkg"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "pkg", "bar.go"), []byte("package pkg // "+marker+"\nfunc bar() { Foo() }\n"), 0o644))
-	ws, err := tools.NewWorkspace(root, nil, nil)
+	ws, err := workspace.New(root, nil, nil)
 	require.NoError(t, err)
 
 	srv := llmtest.NewServer(t)

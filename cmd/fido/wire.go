@@ -21,6 +21,7 @@ import (
 	"github.com/fido-nvim/fido/tools/secret"
 	"github.com/fido-nvim/fido/tools/shell"
 	"github.com/fido-nvim/fido/tools/web"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // serveRPC is the composition root: it serves Neovim on stdio and, once the
@@ -57,14 +58,14 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
-	undo, err := tools.OpenUndoLog(filepath.Join(stateDir, "undo.json"))
+	undo, err := workspace.OpenUndoLog(filepath.Join(stateDir, "undo.json"))
 	if err != nil {
 		if undo == nil {
 			return nil, err
 		}
 		ui.Notify(err.Error(), agent.LevelWarn)
 	}
-	ws, err := tools.NewWorkspace(root, editor, undo)
+	ws, err := workspace.New(root, editor, undo)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +218,7 @@ func conversationStore(stateDir string) *agent.ConversationStore {
 
 // userCommandDirs are the folders of Markdown-defined slash commands, in
 // order of precedence; the workspace's are read through the sandbox.
-func userCommandDirs(ws *tools.Workspace, configDir string) []agent.CommandDir {
+func userCommandDirs(ws *workspace.Workspace, configDir string) []agent.CommandDir {
 	inWorkspace := func(dir string) agent.CommandDir {
 		return agent.CommandDir{Dir: filepath.Join(ws.Root, dir), Read: func(rel string, limit int64) ([]byte, error) {
 			return ws.Sandbox.ReadOwnFile(filepath.ToSlash(filepath.Join(dir, rel)), limit)
@@ -231,7 +232,7 @@ func userCommandDirs(ws *tools.Workspace, configDir string) []agent.CommandDir {
 }
 
 // undoLines formats the newest n undo-log entries for /undo.
-func undoLines(undo *tools.UndoLog, n int) []string {
+func undoLines(undo *workspace.UndoLog, n int) []string {
 	var out []string
 	for i, e := range undo.Entries() {
 		if i == n {

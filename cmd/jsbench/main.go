@@ -18,6 +18,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/js"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 const snippet = `const d = require("./data.json"); console.log(d.xs.length); d.xs.map(x => x * 2)`
@@ -44,7 +45,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "jsbench:", err)
 		os.Exit(1)
 	}
-	ws, err := tools.NewWorkspace(dir, nil, nil)
+	ws, err := workspace.New(dir, nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jsbench:", err)
 		os.Exit(1)

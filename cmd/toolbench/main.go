@@ -33,8 +33,8 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/git-pkgs/gitignore"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/files"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 type query struct {
@@ -141,7 +141,7 @@ func main() {
 	if err != nil {
 		fatal(err.Error())
 	}
-	ws, err := tools.NewWorkspace(root, nil, nil)
+	ws, err := workspace.New(root, nil, nil)
 	if err != nil {
 		fatal(err.Error())
 	}

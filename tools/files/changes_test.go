@@ -13,6 +13,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/toolstest"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 func numbered(n int) string {
@@ -54,7 +55,7 @@ func TestChangedFilesAndReverts(t *testing.T) {
 	assert.True(t, n.Created())
 	hunks := a.Hunks()
 	require.Len(t, hunks, 2)
-	assert.Equal(t, "lines 2-3", tools.HunkRange(hunks[0]))
+	assert.Equal(t, "lines 2-3", workspace.HunkRange(hunks[0]))
 
 	// The user adds a line at the top and edits line t.
 	path := filepath.Join(ws.Root, "a.txt")
@@ -65,7 +66,7 @@ func TestChangedFilesAndReverts(t *testing.T) {
 	i, err := a.FindHunk(3, false, []byte(user)) // "LINE B" is line 3 now
 	require.NoError(t, err)
 	assert.Equal(t, 0, i)
-	desc, err := ws.RevertHunk(context.Background(), a, i, tools.UndoEntry{Conv: "c1", Turn: 2})
+	desc, err := ws.RevertHunk(context.Background(), a, i, workspace.UndoEntry{Conv: "c1", Turn: 2})
 	require.NoError(t, err)
 	assert.Equal(t, "lines 2-3", desc)
 	want := "user top\n" + strings.Replace(strings.Replace(numbered(20), "line p\n", "LINE P\n", 1), "line t\n", "line t (user)\n", 1)
@@ -80,15 +81,15 @@ func TestChangedFilesAndReverts(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(want, "LINE P", "LINE P!", 1)), 0o644))
 	i, err = a.FindHunk(16, true, nil)
 	require.NoError(t, err)
-	_, err = ws.RevertHunk(context.Background(), a, i, tools.UndoEntry{})
+	_, err = ws.RevertHunk(context.Background(), a, i, workspace.UndoEntry{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "was edited after Fido's change")
 
-	desc, err = ws.RevertFile(context.Background(), n, tools.UndoEntry{})
+	desc, err = ws.RevertFile(context.Background(), n, workspace.UndoEntry{})
 	require.NoError(t, err)
 	assert.Contains(t, desc, "deleted")
 	assert.NoFileExists(t, filepath.Join(ws.Root, "n.txt"))
-	_, err = ws.RevertFile(context.Background(), a, tools.UndoEntry{})
+	_, err = ws.RevertFile(context.Background(), a, workspace.UndoEntry{})
 	assert.Error(t, err, "the whole-file revert refuses to drop the user's edits")
 }
 
@@ -104,7 +105,7 @@ func TestReviewRestoresDeletedFile(t *testing.T) {
 	require.Len(t, files, 1)
 	assert.True(t, files[0].Deleted())
 	require.Len(t, files[0].Hunks(), 1)
-	desc, err := ws.RevertFile(context.Background(), files[0], tools.UndoEntry{})
+	desc, err := ws.RevertFile(context.Background(), files[0], workspace.UndoEntry{})
 	require.NoError(t, err)
 	assert.Contains(t, desc, "restored")
 	assert.Equal(t, "keep me\n", toolstest.ReadFile(t, ws, "gone.txt"))

@@ -12,10 +12,11 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/toolstest"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // runConv invokes a tool as the main agent of a conversation that tracks files.
-func runConv(t testing.TB, ws *tools.Workspace, ft *tools.FileTracker, name string, args any) tools.Result {
+func runConv(t testing.TB, ws *workspace.Workspace, ft *tools.FileTracker, name string, args any) tools.Result {
 	t.Helper()
 	reg, err := tools.NewRegistry(Tools(ws)...)
 	require.NoError(t, err)
@@ -111,7 +112,7 @@ func TestGuardOwnWritesUpdateSeen(t *testing.T) {
 	assert.Equal(t, "v4\n", toolstest.ReadFile(t, ws, "a.txt"))
 	h, ok := ft.Seen("a.txt")
 	require.True(t, ok)
-	assert.Equal(t, tools.ContentHash([]byte("v4\n")), h)
+	assert.Equal(t, workspace.ContentHash([]byte("v4\n")), h)
 }
 
 // rm and rmdir refuse a file changed since the model saw it; unseen files

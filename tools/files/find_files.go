@@ -11,6 +11,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 //go:embed find_files.md
@@ -22,7 +23,7 @@ const (
 )
 
 // FindFilesTool finds files and directories by name glob.
-type FindFilesTool struct{ ws *tools.Workspace }
+type FindFilesTool struct{ ws *workspace.Workspace }
 
 type findFilesParams struct {
 	Pattern string `json:"pattern"`
@@ -67,7 +68,7 @@ type FindResult struct {
 // Find lists entries of ws below the workspace-relative directory rel whose
 // name (or path, for patterns with a slash) matches the glob pattern. limit
 // 0 means no limit.
-func Find(ctx context.Context, ws *tools.Workspace, rel, pattern string, limit int) (*FindResult, error) {
+func Find(ctx context.Context, ws *workspace.Workspace, rel, pattern string, limit int) (*FindResult, error) {
 	if pattern == "" {
 		return nil, fmt.Errorf("pattern must not be empty")
 	}

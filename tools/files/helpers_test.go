@@ -8,10 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // run invokes a tool through a registry, as the agent does.
-func run(t testing.TB, ws *tools.Workspace, name string, args any) tools.Result {
+func run(t testing.TB, ws *workspace.Workspace, name string, args any) tools.Result {
 	t.Helper()
 	reg, err := tools.NewRegistry(Tools(ws)...)
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/toolstest"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // Attack tests: a hostile repository (FIFOs, devices, symlinks to /dev/zero,
@@ -310,9 +311,9 @@ func TestOpenUndoLogRefusesFIFOAndDevZero(t *testing.T) {
 			if err := plant(p); err != nil {
 				t.Skipf("%s: %v", name, err)
 			}
-			var u *tools.UndoLog
+			var u *workspace.UndoLog
 			var err error
-			bounded(t, 5*time.Second, "OpenUndoLog", func() { u, err = tools.OpenUndoLog(p) })
+			bounded(t, 5*time.Second, "OpenUndoLog", func() { u, err = workspace.OpenUndoLog(p) })
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "starting with an empty log")
 			require.NotNil(t, u)
@@ -340,7 +341,7 @@ func TestStaticEscapesThroughEveryTool(t *testing.T) {
 		root, outside := toolstest.SymlinkFixture(t)
 		require.NoError(t, os.WriteFile(filepath.Join(outside, "secret.txt"), []byte(marker+"\n"), 0o644))
 		require.NoError(t, os.WriteFile(filepath.Join(outside, "dir/inner.txt"), []byte(marker+"\n"), 0o644))
-		ws, err := tools.NewWorkspace(root, nil, nil)
+		ws, err := workspace.New(root, nil, nil)
 		require.NoError(t, err)
 		p = strings.ReplaceAll(p, "<outside>", outside)
 		snapshot := func() string {

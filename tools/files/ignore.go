@@ -13,8 +13,8 @@ import (
 
 	"github.com/git-pkgs/gitignore"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // ignoreNode is one compiled .gitignore in an immutable chain from a
@@ -86,7 +86,7 @@ const maxIgnoreFile = 4 << 20
 // file inside the workspace, opened without blocking, size-capped). A
 // missing file is silently absent; any other failure (a FIFO, a symlink to
 // /dev/zero, a huge file) skips the file with one log line.
-func readIgnoreFile(sb *tools.Sandbox, name string) ([]byte, bool) {
+func readIgnoreFile(sb *workspace.Sandbox, name string) ([]byte, bool) {
 	data, err := sb.ReadOwnFile(name, maxIgnoreFile)
 	return data, err == nil
 }
@@ -95,7 +95,7 @@ func readIgnoreFile(sb *tools.Sandbox, name string) ([]byte, bool) {
 // directory dirRel that the walker holds open as dir, relative to dir's
 // descriptor. A symlink is read like the start directory's chain reads it
 // (followed, inside the workspace only).
-func readIgnoreChild(sb *tools.Sandbox, dir *os.File, dirRel string, typ fs.FileMode) ([]byte, bool) {
+func readIgnoreChild(sb *workspace.Sandbox, dir *os.File, dirRel string, typ fs.FileMode) ([]byte, bool) {
 	name := path.Join(dirRel, ".gitignore")
 	if typ&fs.ModeSymlink != 0 {
 		return readIgnoreFile(sb, name)
@@ -120,7 +120,7 @@ func readIgnoreChild(sb *tools.Sandbox, dir *os.File, dirRel string, typ fs.File
 	return ignoreData(sb, name, data, err)
 }
 
-func ignoreData(sb *tools.Sandbox, name string, data []byte, err error) ([]byte, bool) {
+func ignoreData(sb *workspace.Sandbox, name string, data []byte, err error) ([]byte, bool) {
 	if err == nil {
 		return data, true
 	}
@@ -132,7 +132,7 @@ func ignoreData(sb *tools.Sandbox, name string, data []byte, err error) ([]byte,
 
 // rootIgnore builds the chain for the workspace root: .git/info/exclude
 // (lowest precedence), then the root .gitignore.
-func rootIgnore(sb *tools.Sandbox) *ignoreNode {
+func rootIgnore(sb *workspace.Sandbox) *ignoreNode {
 	var n *ignoreNode
 	if data, ok := readIgnoreFile(sb, ".git/info/exclude"); ok {
 		n = newIgnoreNode(nil, "", data)
@@ -147,7 +147,7 @@ func rootIgnore(sb *tools.Sandbox) *ignoreNode {
 // (workspace-relative, slash-separated) and reports whether relDir or one of
 // its ancestors is itself ignored. git cannot re-include anything below an
 // ignored directory, so every ancestor must be checked, not just the leaf.
-func ignoreChainFor(sb *tools.Sandbox, relDir string) (*ignoreNode, bool) {
+func ignoreChainFor(sb *workspace.Sandbox, relDir string) (*ignoreNode, bool) {
 	n := rootIgnore(sb)
 	if relDir == "." || relDir == "" {
 		return n, false

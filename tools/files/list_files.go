@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 //go:embed list_files.md
@@ -25,7 +26,7 @@ const (
 )
 
 // ListFilesTool lists one directory, optionally recursively.
-type ListFilesTool struct{ ws *tools.Workspace }
+type ListFilesTool struct{ ws *workspace.Workspace }
 
 type listFilesParams struct {
 	Path          string `json:"path"`
@@ -189,7 +190,7 @@ type listing struct {
 	key     listingKey
 	entries []string
 	stats   walkStats
-	stamps  []tools.FileStamp
+	stamps  []workspace.FileStamp
 	made    time.Time
 }
 
@@ -199,7 +200,7 @@ func (l *listing) fresh() bool {
 		return false
 	}
 	for _, s := range l.stamps {
-		if tools.StampOf(s.Path) != s {
+		if workspace.StampOf(s.Path) != s {
 			return false
 		}
 	}
@@ -248,7 +249,7 @@ func (c *listingCache) put(key listingKey, l *listing) {
 
 // walkListing walks the directory abs once and returns its sorted listing
 // with the stamps that later show whether it is still current.
-func walkListing(ctx context.Context, sb *tools.Sandbox, abs string, key listingKey) *listing {
+func walkListing(ctx context.Context, sb *workspace.Sandbox, abs string, key listingKey) *listing {
 	root := sb.Root()
 	listingWalks.Add(1)
 	made := time.Now()
@@ -284,7 +285,7 @@ func walkListing(ctx context.Context, sb *tools.Sandbox, abs string, key listing
 		paths = append(paths, x...)
 	}
 	for _, p := range paths {
-		st := tools.StampOf(p)
+		st := workspace.StampOf(p)
 		// Changed while walking, or too recently for a coarse file-system
 		// clock to tell a later change apart: never reuse.
 		if st.ModTime.After(made.Add(-listingClockSlack)) {

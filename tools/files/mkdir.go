@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 //go:embed mkdir.md
 var mkdirDescription string
 
 // MkdirTool creates a directory with its parents.
-type MkdirTool struct{ ws *tools.Workspace }
+type MkdirTool struct{ ws *workspace.Workspace }
 
 type pathParams struct {
 	Path string `json:"path"`
@@ -52,12 +53,12 @@ func (t *MkdirTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 	// way removes what was created.
 	top, err := t.ws.Sandbox.MkdirAll(abs, 0o755)
 	if err != nil {
-		return tools.ErrorResult("mkdir: %s; nothing was created", tools.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("mkdir: %s; nothing was created", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	if top == "" {
 		return tools.Result{Content: rel + "/ already exists; nothing changed\n", Summary: "already exists"}, nil
 	}
-	note := t.ws.Record(tag(inv, tools.UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)}))
+	note := t.ws.Record(tag(inv, workspace.UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)}))
 	return tools.Result{Content: "created " + rel + "/\n" + note, Summary: "created", Changed: []string{abs}}, nil
 }
 

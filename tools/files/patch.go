@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 //go:embed patch.md
@@ -22,7 +23,7 @@ var patchDescription string
 const maxPatchFileSize = 16 << 20
 
 // PatchTool applies ordered create/overwrite and search/replace operations.
-type PatchTool struct{ ws *tools.Workspace }
+type PatchTool struct{ ws *workspace.Workspace }
 
 type patchOp struct {
 	Path      string  `json:"path"`
@@ -190,7 +191,7 @@ func (t *PatchTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 		err := t.ws.CheckSeen(ctx, inv.Files, abs[i], op.Content == nil)
 		var (
 			msg   string
-			entry tools.UndoEntry
+			entry workspace.UndoEntry
 		)
 		if err == nil {
 			msg, entry, err = t.apply(op, abs[i], inv)
@@ -228,13 +229,13 @@ func (t *PatchTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 }
 
 // apply runs one operation and returns a short description and its undo entry.
-func (t *PatchTool) apply(op patchOp, abs string, inv tools.Invocation) (string, tools.UndoEntry, error) {
+func (t *PatchTool) apply(op patchOp, abs string, inv tools.Invocation) (string, workspace.UndoEntry, error) {
 	rel := t.ws.Sandbox.Rel(abs)
-	entry := tag(inv, tools.UndoEntry{Tool: "patch", Path: rel})
+	entry := tag(inv, workspace.UndoEntry{Tool: "patch", Path: rel})
 	fi, statErr := t.ws.Sandbox.Stat(abs)
 	exists := statErr == nil
 	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
-		return "", entry, errors.New(tools.ErrorText(t.ws, abs, statErr))
+		return "", entry, errors.New(workspace.ErrorText(t.ws, abs, statErr))
 	}
 	if exists && fi.IsDir() {
 		return "", entry, fmt.Errorf("%s is a directory", rel)
@@ -261,14 +262,14 @@ func (t *PatchTool) apply(op patchOp, abs string, inv tools.Invocation) (string,
 		}
 		top, err := t.ws.Sandbox.MkdirAll(filepath.Dir(abs), 0o755)
 		if err != nil {
-			return "", entry, errors.New(tools.ErrorText(t.ws, filepath.Dir(abs), err))
+			return "", entry, errors.New(workspace.ErrorText(t.ws, filepath.Dir(abs), err))
 		}
-		entry.After = tools.ContentHash(content)
+		entry.After = workspace.ContentHash(content)
 		t.ws.BeginUndo(&entry)
 		if err := t.ws.Sandbox.WriteFileAtomic(abs, content, perm); err != nil {
 			t.ws.AbortUndo(entry)
 			t.ws.RemoveEmptyDirs(filepath.Dir(abs), top)
-			return "", entry, errors.New(tools.ErrorText(t.ws, abs, err))
+			return "", entry, errors.New(workspace.ErrorText(t.ws, abs, err))
 		}
 		verb := "created"
 		if exists {
@@ -285,23 +286,23 @@ func (t *PatchTool) apply(op patchOp, abs string, inv tools.Invocation) (string,
 	}
 	data, err := t.ws.Sandbox.ReadFile(abs, maxPatchFileSize)
 	if err != nil {
-		return "", entry, errors.New(tools.ErrorText(t.ws, abs, err))
+		return "", entry, errors.New(workspace.ErrorText(t.ws, abs, err))
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
 		return "", entry, fmt.Errorf("%s is a binary file; search/replace only edits text", rel)
 	}
 	entry.Op = "edit"
-	tools.PriorContent(&entry, data)
+	workspace.PriorContent(&entry, data)
 	entry.PriorMode = fi.Mode().Perm()
 	out, line, err := searchReplace(data, rel, *op.Search, *op.Replace, op.Skiplines)
 	if err != nil {
 		return "", entry, err
 	}
-	entry.After = tools.ContentHash(out)
+	entry.After = workspace.ContentHash(out)
 	t.ws.BeginUndo(&entry)
 	if err := t.ws.Sandbox.WriteFileAtomic(abs, out, perm); err != nil {
 		t.ws.AbortUndo(entry)
-		return "", entry, errors.New(tools.ErrorText(t.ws, abs, err))
+		return "", entry, errors.New(workspace.ErrorText(t.ws, abs, err))
 	}
 	return fmt.Sprintf("replaced at line %d", line), entry, nil
 }
@@ -402,7 +403,7 @@ func endsInCRLF(data, matched []byte, end int) bool {
 }
 
 // usesCRLF reports whether the file at abs has CRLF line endings (judged by its first line end).
-func usesCRLF(sb *tools.Sandbox, abs string) bool {
+func usesCRLF(sb *workspace.Sandbox, abs string) bool {
 	f, fi, err := sb.Open(abs)
 	if err != nil {
 		return false

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/toolstest"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 type op = map[string]any
@@ -219,7 +219,7 @@ func TestPatchThroughSymlinks(t *testing.T) {
 }
 
 func TestPatchUndoRecordsPriorContent(t *testing.T) {
-	ws, _ := toolstest.Workspace(t, map[string]string{"a.txt": "before\n", "big.txt": strings.Repeat("x", tools.MaxUndoContent+1)})
+	ws, _ := toolstest.Workspace(t, map[string]string{"a.txt": "before\n", "big.txt": strings.Repeat("x", workspace.MaxUndoContent+1)})
 	res := run(t, ws, "patch", map[string]any{"operations": []op{
 		{"path": "a.txt", "search": "before", "replace": "after"},
 		{"path": "new.txt", "content": "n"},
@@ -233,7 +233,7 @@ func TestPatchUndoRecordsPriorContent(t *testing.T) {
 	assert.Equal(t, "overwrite", e[0].Op)
 	assert.Nil(t, e[0].Prior)
 	assert.Contains(t, e[0].PriorOmitted, "too large")
-	assert.Equal(t, int64(tools.MaxUndoContent+1), e[0].PriorSize)
+	assert.Equal(t, int64(workspace.MaxUndoContent+1), e[0].PriorSize)
 	assert.Equal(t, "create", e[1].Op)
 	assert.False(t, e[1].Existed)
 	assert.Equal(t, "edit", e[2].Op)
@@ -241,7 +241,7 @@ func TestPatchUndoRecordsPriorContent(t *testing.T) {
 	assert.Equal(t, "before\n", *e[2].Prior)
 
 	// The log on disk holds the same, and reopens.
-	u, err := tools.OpenUndoLog(ws.Undo.Path())
+	u, err := workspace.OpenUndoLog(ws.Undo.Path())
 	require.NoError(t, err)
 	assert.Equal(t, len(e), len(u.Entries()))
 	assert.Equal(t, "before\n", *u.Entries()[2].Prior)

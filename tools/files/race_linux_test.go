@@ -20,6 +20,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/toolstest"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // TestSymlinkRaceNeverEscapes races every workspace tool against a process
@@ -43,7 +44,7 @@ func TestSymlinkRaceNeverEscapes(t *testing.T) {
 	outsideFiles := map[string]string{"victim.txt": "OUTSIDE\n", "secret.txt": "OUTSIDE-SECRET\n", "existing.txt": "OUTSIDE\n", "sub/f": "OUTSIDE\n"}
 	toolstest.WriteTree(t, out, outsideFiles)
 	toolstest.WriteTree(t, root, map[string]string{"d/secret.txt": "inside\n", "d/existing.txt": "inside\n", "d/sub/f": "inside\n"})
-	ws, err := tools.NewWorkspace(root, nil, nil)
+	ws, err := workspace.New(root, nil, nil)
 	require.NoError(t, err)
 	byName := map[string]tools.Tool{}
 	for _, tl := range Tools(ws) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 //go:embed read_file.md
@@ -30,7 +31,7 @@ const (
 )
 
 // ReadFileTool reads a text file by lines.
-type ReadFileTool struct{ ws *tools.Workspace }
+type ReadFileTool struct{ ws *workspace.Workspace }
 
 type readFileParams struct {
 	Path  string `json:"path"`
@@ -106,7 +107,7 @@ func (t *ReadFileTool) Run(ctx context.Context, inv tools.Invocation, args json.
 	// FIFO or device is refused before a byte is read.
 	f, fi, err := t.ws.Sandbox.Open(abs)
 	if err != nil {
-		return tools.ErrorResult("read_file: %s", tools.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("read_file: %s", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	defer f.Close()
 	if fi.IsDir() {
@@ -133,7 +134,7 @@ func (t *ReadFileTool) Run(ctx context.Context, inv tools.Invocation, args json.
 		if ctx.Err() != nil {
 			return tools.Result{}, err
 		}
-		return tools.ErrorResult("read_file: %s", tools.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("read_file: %s", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	if rl.total == 0 {
 		inv.Files.Saw(rel, hex.EncodeToString(sum.Sum(nil)))

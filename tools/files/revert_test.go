@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/toolstest"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 func TestRevertLastUndoesEachKindOfChange(t *testing.T) {
@@ -112,7 +112,7 @@ func TestRevertOfAnEntryLeftPending(t *testing.T) {
 	abs := filepath.Join(ws.Root, "a.go")
 
 	// Crash after recording, before writing: nothing to revert.
-	e := tools.UndoEntry{Tool: "patch", Op: "overwrite", Path: "a.go", After: tools.ContentHash([]byte("after\n"))}
+	e := workspace.UndoEntry{Tool: "patch", Op: "overwrite", Path: "a.go", After: workspace.ContentHash([]byte("after\n"))}
 	ws.RecordPrior(&e, abs)
 	require.NoError(t, ws.Undo.Begin(&e))
 	require.True(t, ws.Undo.Entries()[0].Pending)
@@ -122,10 +122,10 @@ func TestRevertOfAnEntryLeftPending(t *testing.T) {
 	assert.Empty(t, ws.Undo.Entries())
 
 	// Crash after writing, before confirming: a real revert.
-	e = tools.UndoEntry{Tool: "patch", Op: "overwrite", Path: "a.go", After: tools.ContentHash([]byte("after\n"))}
+	e = workspace.UndoEntry{Tool: "patch", Op: "overwrite", Path: "a.go", After: workspace.ContentHash([]byte("after\n"))}
 	ws.RecordPrior(&e, abs)
 	require.NoError(t, ws.Undo.Begin(&e))
-	require.NoError(t, tools.WriteFileAtomic(abs, []byte("after\n"), 0o644))
+	require.NoError(t, workspace.WriteFileAtomic(abs, []byte("after\n"), 0o644))
 	desc, err = ws.RevertLast(ctx)
 	require.NoError(t, err)
 	assert.Contains(t, desc, "restored a.go")
@@ -133,7 +133,7 @@ func TestRevertOfAnEntryLeftPending(t *testing.T) {
 	assert.Equal(t, "before\n", string(got))
 
 	// Changed by someone else since: refused, honestly.
-	e = tools.UndoEntry{Tool: "patch", Op: "overwrite", Path: "a.go", After: tools.ContentHash([]byte("after\n"))}
+	e = workspace.UndoEntry{Tool: "patch", Op: "overwrite", Path: "a.go", After: workspace.ContentHash([]byte("after\n"))}
 	ws.RecordPrior(&e, abs)
 	require.NoError(t, ws.Undo.Begin(&e))
 	require.NoError(t, os.WriteFile(abs, []byte("someone else\n"), 0o644))

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // maxShownContent bounds the content of one file a review shows;
@@ -23,7 +24,7 @@ const (
 // approval is the state a review saw: what each file held when the user was
 // asked. The change is made only if the files still hold it.
 type approval struct {
-	ws     *tools.Workspace
+	ws     *workspace.Workspace
 	hashes map[string]string // abs -> content hash ("" = absent)
 }
 
@@ -32,7 +33,7 @@ func (a approval) unchanged() error {
 	for abs, want := range a.hashes {
 		got, _, err := a.ws.HashFile(abs)
 		if err != nil {
-			return errors.New(tools.ErrorText(a.ws, abs, err))
+			return errors.New(workspace.ErrorText(a.ws, abs, err))
 		}
 		if got != want {
 			rel := a.ws.Sandbox.Rel(abs)
@@ -89,7 +90,7 @@ func (t *PatchTool) reviewPatch(ctx context.Context, inv tools.Invocation, args 
 		return ap, tools.ErrorResult("patch: could not prepare the review: %v; nothing was changed", err), false
 	}
 	defer os.RemoveAll(tmp)
-	sim, err := tools.NewWorkspace(tmp, nil, nil)
+	sim, err := workspace.New(tmp, nil, nil)
 	if err != nil {
 		return ap, tools.ErrorResult("patch: could not prepare the review: %v; nothing was changed", err), false
 	}
@@ -111,7 +112,7 @@ func (t *PatchTool) reviewPatch(ctx context.Context, inv tools.Invocation, args 
 			if err == nil && fi.Mode().IsRegular() {
 				if st.data, err = t.ws.Sandbox.ReadFile(abs[i], maxPatchFileSize); err == nil {
 					st.existed = true
-					err = tools.WriteFileAtomic(simAbs, st.data, fi.Mode().Perm())
+					err = workspace.WriteFileAtomic(simAbs, st.data, fi.Mode().Perm())
 				}
 			}
 			if err == nil && !fi.Mode().IsRegular() {
@@ -121,12 +122,12 @@ func (t *PatchTool) reviewPatch(ctx context.Context, inv tools.Invocation, args 
 				// No preview (too large to copy, unreadable): still ask,
 				// naming the files, rather than write unreviewed.
 				res, ok := askGate(ctx, inv, "patch", tools.EditProposal{Summary: t.SummarizeCall(args),
-					Files: patchPaths(t.ws, abs), Note: fmt.Sprintf("no preview: %s", tools.ErrorText(t.ws, abs[i], err))})
+					Files: patchPaths(t.ws, abs), Note: fmt.Sprintf("no preview: %s", workspace.ErrorText(t.ws, abs[i], err))})
 				return ap, res, ok
 			}
 			h := ""
 			if st.existed {
-				h = tools.ContentHash(st.data)
+				h = workspace.ContentHash(st.data)
 			}
 			ap.hashes[abs[i]] = h
 			before[rel] = st
@@ -168,7 +169,7 @@ func (t *PatchTool) reviewPatch(ctx context.Context, inv tools.Invocation, args 
 }
 
 // patchPaths lists a call's files for a review without a preview.
-func patchPaths(ws *tools.Workspace, abs []string) []tools.FileChange {
+func patchPaths(ws *workspace.Workspace, abs []string) []tools.FileChange {
 	var out []tools.FileChange
 	seen := map[string]bool{}
 	for _, a := range abs {
@@ -184,7 +185,7 @@ func patchPaths(ws *tools.Workspace, abs []string) []tools.FileChange {
 
 // reviewRemoval asks the gate about deleting files (rm, rmdir). ok=false:
 // res is the model's answer.
-func reviewRemoval(ctx context.Context, ws *tools.Workspace, inv tools.Invocation, tool, summary string, files []string, note string) (approval, tools.Result, bool) {
+func reviewRemoval(ctx context.Context, ws *workspace.Workspace, inv tools.Invocation, tool, summary string, files []string, note string) (approval, tools.Result, bool) {
 	ap := approval{ws: ws, hashes: map[string]string{}}
 	var fcs []tools.FileChange
 	for _, abs := range files {
@@ -192,7 +193,7 @@ func reviewRemoval(ctx context.Context, ws *tools.Workspace, inv tools.Invocatio
 		fi, err := ws.Sandbox.Lstat(abs)
 		switch {
 		case err != nil:
-			fc.Note = tools.ErrorText(ws, abs, err)
+			fc.Note = workspace.ErrorText(ws, abs, err)
 		case !fi.Mode().IsRegular():
 			fc.Note = "not a regular file"
 		case fi.Size() > maxShownContent || len(fcs) >= maxShownRemovals:
@@ -201,10 +202,10 @@ func reviewRemoval(ctx context.Context, ws *tools.Workspace, inv tools.Invocatio
 		default:
 			data, err := ws.Sandbox.ReadFile(abs, maxShownContent)
 			if err != nil {
-				fc.Note = tools.ErrorText(ws, abs, err)
+				fc.Note = workspace.ErrorText(ws, abs, err)
 				break
 			}
-			ap.hashes[abs] = tools.ContentHash(data)
+			ap.hashes[abs] = workspace.ContentHash(data)
 			shownChange(&fc, data, nil)
 		}
 		fcs = append(fcs, fc)

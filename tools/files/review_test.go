@@ -13,6 +13,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/toolstest"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // fakeGate answers reviews from a script and records the proposals.
@@ -32,7 +33,7 @@ func (g *fakeGate) Approve(ctx context.Context, p tools.EditProposal) (tools.Edi
 	return g.decision, g.err
 }
 
-func runGated(t *testing.T, ws *tools.Workspace, g tools.EditGate, name string, args any) tools.Result {
+func runGated(t *testing.T, ws *workspace.Workspace, g tools.EditGate, name string, args any) tools.Result {
 	t.Helper()
 	reg, err := tools.NewRegistry(Tools(ws)...)
 	require.NoError(t, err)

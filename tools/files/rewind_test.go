@@ -12,6 +12,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/toolstest"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // A rewind puts each file back to its state before the oldest entry, newest
@@ -34,7 +35,7 @@ func TestPlanAndApplyRewind(t *testing.T) {
 	call(3, "rmdir", readArgs("gone"))
 	require.NoError(t, os.WriteFile(filepath.Join(ws.Root, "u.txt"), []byte("u2 user\n"), 0o644))
 
-	var since2 []tools.UndoEntry
+	var since2 []workspace.UndoEntry
 	for _, e := range ws.Undo.Entries() {
 		if e.Turn >= 2 {
 			since2 = append(since2, e)
@@ -46,7 +47,7 @@ func TestPlanAndApplyRewind(t *testing.T) {
 	ed.Unsaved = map[string]bool{}
 	plan = ws.PlanRewind(context.Background(), since2)
 	assert.ElementsMatch(t, []string{"u.txt: changed since Fido's last change (kept as it is)", "gone/: rmdir does not keep the files it deleted"}, plan.Skipped)
-	done, failed := ws.ApplyRewind(context.Background(), plan, tools.UndoEntry{Conv: "c", Turn: 3})
+	done, failed := ws.ApplyRewind(context.Background(), plan, workspace.UndoEntry{Conv: "c", Turn: 3})
 	assert.Empty(t, failed)
 	assert.ElementsMatch(t, []string{"restored a.txt", "deleted n.txt", "restored b.txt", "removed emptydir/"}, done)
 	assert.Equal(t, "a1\n", toolstest.ReadFile(t, ws, "a.txt"))

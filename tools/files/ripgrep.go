@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 //go:embed ripgrep.md
@@ -19,7 +20,7 @@ const (
 )
 
 // RipgrepTool searches file contents with a regular expression.
-type RipgrepTool struct{ ws *tools.Workspace }
+type RipgrepTool struct{ ws *workspace.Workspace }
 
 type ripgrepParams struct {
 	Pattern       string `json:"pattern"`

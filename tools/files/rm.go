@@ -7,13 +7,14 @@ import (
 	"fmt"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 //go:embed rm.md
 var rmDescription string
 
 // RmTool deletes one file, keeping its content in the undo log.
-type RmTool struct{ ws *tools.Workspace }
+type RmTool struct{ ws *workspace.Workspace }
 
 func (t *RmTool) Name() string         { return "rm" }
 func (t *RmTool) Description() string  { return rmDescription }
@@ -41,7 +42,7 @@ func (t *RmTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMes
 	}
 	fi, err := t.ws.Sandbox.Lstat(abs)
 	if err != nil {
-		return tools.ErrorResult("rm: %s", tools.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("rm: %s", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	if fi.IsDir() {
 		return tools.ErrorResult("rm: %s is a directory; use rmdir to delete a directory", rel), nil
@@ -66,7 +67,7 @@ func (t *RmTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMes
 			return tools.ErrorResult("rm: %v", err), nil
 		}
 	}
-	entry := tag(inv, tools.UndoEntry{Tool: "rm", Op: "rm", Path: rel})
+	entry := tag(inv, workspace.UndoEntry{Tool: "rm", Op: "rm", Path: rel})
 	if fi.Mode().IsRegular() {
 		t.ws.RecordPrior(&entry, abs)
 	} else if target, err := t.ws.Sandbox.Readlink(abs); err == nil {
@@ -75,7 +76,7 @@ func (t *RmTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMes
 	t.ws.BeginUndo(&entry)
 	if err := t.ws.Sandbox.Remove(abs); err != nil {
 		t.ws.AbortUndo(entry)
-		return tools.ErrorResult("rm: %s", tools.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("rm: %s", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	inv.Files.Forget(rel)
 	note := t.ws.Record(entry)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 //go:embed rmdir.md
@@ -17,7 +18,7 @@ var rmdirDescription string
 const maxReloadPaths = 1000
 
 // RmdirTool deletes a directory recursively.
-type RmdirTool struct{ ws *tools.Workspace }
+type RmdirTool struct{ ws *workspace.Workspace }
 
 func (t *RmdirTool) Name() string         { return "rmdir" }
 func (t *RmdirTool) Description() string  { return rmdirDescription }
@@ -48,13 +49,13 @@ func (t *RmdirTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 	}
 	fi, err := t.ws.Sandbox.Lstat(abs)
 	if err != nil {
-		return tools.ErrorResult("rmdir: %s", tools.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("rmdir: %s", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		if err := t.ws.Sandbox.Remove(abs); err != nil {
-			return tools.ErrorResult("rmdir: %s", tools.ErrorText(t.ws, abs, err)), nil
+			return tools.ErrorResult("rmdir: %s", workspace.ErrorText(t.ws, abs, err)), nil
 		}
-		note := t.ws.Record(tag(inv, tools.UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true, PriorOmitted: "symbolic link; only the link was removed"}))
+		note := t.ws.Record(tag(inv, workspace.UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true, PriorOmitted: "symbolic link; only the link was removed"}))
 		return tools.Result{Content: fmt.Sprintf("removed the symbolic link %s (its target is untouched)\n%s", rel, note), Summary: "removed link", Changed: []string{abs}}, nil
 	}
 	if !fi.IsDir() {
@@ -111,10 +112,10 @@ func (t *RmdirTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 		}
 	}
 	if err := t.ws.Sandbox.RemoveAll(abs); err != nil {
-		return tools.ErrorResult("rmdir: %s; some entries may already be deleted", tools.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("rmdir: %s; some entries may already be deleted", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	inv.Files.Forget(rel)
-	note := t.ws.Record(tag(inv, tools.UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true,
+	note := t.ws.Record(tag(inv, workspace.UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true,
 		PriorOmitted: fmt.Sprintf("directory with %d files; contents are not kept", len(files))}))
 	changed := append([]string{abs}, files[:min(len(files), maxReloadPaths)]...)
 	t.ws.Reload(ctx, changed)

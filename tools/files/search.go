@@ -20,8 +20,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // DefaultMaxSearchFileSize is the size above which ripgrep skips a file (rg's --max-filesize 2M).
@@ -66,7 +66,7 @@ type SearchResult struct {
 // Search runs a regular-expression search in ws below the workspace-relative
 // path rel (a directory or one file). A single named file is searched even
 // if hidden or ignored; binary and oversized files are always skipped.
-func Search(ctx context.Context, ws *tools.Workspace, rel string, opt SearchOptions) (*SearchResult, error) {
+func Search(ctx context.Context, ws *workspace.Workspace, rel string, opt SearchOptions) (*SearchResult, error) {
 	m, err := compileLineMatcher(opt.Pattern, opt.IgnoreCase)
 	if err != nil {
 		return nil, err

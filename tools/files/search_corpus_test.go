@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/toolstest"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // The corpus tests keep the ripgrep tool's results equal to a simple
@@ -171,7 +171,7 @@ func matchKeys(res *SearchResult) []string {
 func TestSearchCorpusAgreesWithReference(t *testing.T) {
 	root := t.TempDir()
 	files := writeCorpus(t, root, 1, false)
-	ws, err := tools.NewWorkspace(root, nil, nil)
+	ws, err := workspace.New(root, nil, nil)
 	require.NoError(t, err)
 	for _, p := range corpusPatterns {
 		t.Run(fmt.Sprintf("%s/i=%v", p.pattern, p.ignoreCase), func(t *testing.T) {
@@ -190,7 +190,7 @@ func TestSearchCorpusAgreesWithReference(t *testing.T) {
 func TestSearchCorpusSizeBoundary(t *testing.T) {
 	root := t.TempDir()
 	files := writeCorpus(t, root, 3, true)
-	ws, err := tools.NewWorkspace(root, nil, nil)
+	ws, err := workspace.New(root, nil, nil)
 	require.NoError(t, err)
 	for _, p := range []string{"err", `\d;\s\p{Greek}+$`} {
 		res, err := Search(t.Context(), ws, ".", SearchOptions{Pattern: p})
@@ -251,7 +251,7 @@ func TestLineMatcherAgreesWithRegexp(t *testing.T) {
 func TestSearchConcurrentAgreement(t *testing.T) {
 	root := t.TempDir()
 	files := writeCorpus(t, root, 2, false)
-	ws, err := tools.NewWorkspace(root, nil, nil)
+	ws, err := workspace.New(root, nil, nil)
 	require.NoError(t, err)
 	for _, p := range []string{`^\s+\S`, `(?i)é`, `\d$`} {
 		want := referenceSearch(t, files, p, false)
@@ -325,7 +325,7 @@ func TestSearchCorpusAgreesWithRg(t *testing.T) {
 	}
 	root := t.TempDir()
 	files := writeCorpus(t, root, 4, false)
-	ws, err := tools.NewWorkspace(root, nil, nil)
+	ws, err := workspace.New(root, nil, nil)
 	require.NoError(t, err)
 	for _, p := range []struct {
 		pattern    string

@@ -7,10 +7,11 @@ import (
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // Tools returns the eight workspace tools bound to ws.
-func Tools(ws *tools.Workspace) []tools.Tool {
+func Tools(ws *workspace.Workspace) []tools.Tool {
 	return []tools.Tool{
 		&ListFilesTool{ws: ws},
 		&FindFilesTool{ws: ws},
@@ -26,7 +27,7 @@ func Tools(ws *tools.Workspace) []tools.Tool {
 // ListRoot is a short listing of the workspace root for the system prompt:
 // at most max entries (directories end in /), ignore rules applied, hidden
 // directories left out, sorted, with a count of the rest.
-func ListRoot(ws *tools.Workspace, max int) string {
+func ListRoot(ws *workspace.Workspace, max int) string {
 	var names []string
 	walkDir(context.Background(), ws.Sandbox, ws.Root, ".", walkOptions{HiddenFiles: true, MaxDepth: 1, Workers: 1},
 		func(_ int, e walkEntry) bool {
@@ -49,7 +50,7 @@ func ListRoot(ws *tools.Workspace, max int) string {
 }
 
 // tag marks an undo entry as made by this call's conversation turn.
-func tag(inv tools.Invocation, e tools.UndoEntry) tools.UndoEntry {
+func tag(inv tools.Invocation, e workspace.UndoEntry) workspace.UndoEntry {
 	e.Conv, e.Turn = inv.Conversation, inv.Turn
 	return e
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 const undoCrashEnv = "FIDO_UNDO_CRASH_CHILD"
@@ -29,12 +30,12 @@ func TestUndoCrashChild(t *testing.T) {
 		t.Skip("only runs as the child of TestUndoSurvivesKill9")
 	}
 	root, state, _ := strings.Cut(spec, "|")
-	undo, err := tools.OpenUndoLog(filepath.Join(state, "undo.json"))
+	undo, err := workspace.OpenUndoLog(filepath.Join(state, "undo.json"))
 	if err != nil {
 		fmt.Println("open failed:", err)
 		os.Exit(3)
 	}
-	ws, err := tools.NewWorkspace(root, nil, undo)
+	ws, err := workspace.New(root, nil, undo)
 	if err != nil {
 		fmt.Println("workspace failed:", err)
 		os.Exit(3)
@@ -78,7 +79,7 @@ func TestUndoSurvivesKill9(t *testing.T) {
 		}
 		_ = cmd.Wait()
 
-		undo, err := tools.OpenUndoLog(filepath.Join(state, "undo.json"))
+		undo, err := workspace.OpenUndoLog(filepath.Join(state, "undo.json"))
 		require.NoError(t, err)
 		temps, _ := filepath.Glob(filepath.Join(undo.Dir(), ".*.tmp"))
 		assert.Empty(t, temps, "round %d: opening the log removes the killed writer's temp files", round)
@@ -89,8 +90,8 @@ func TestUndoSurvivesKill9(t *testing.T) {
 		now, err := os.ReadFile(filepath.Join(root, "a.txt"))
 		require.NoError(t, err)
 		newest := entries[0]
-		applied := tools.ContentHash(now) == newest.After
-		ws, err := tools.NewWorkspace(root, nil, undo)
+		applied := workspace.ContentHash(now) == newest.After
+		ws, err := workspace.New(root, nil, undo)
 		require.NoError(t, err)
 		notYet := newest.Pending && ws.NeverApplied(newest, filepath.Join(root, "a.txt"))
 		require.True(t, applied || notYet,
@@ -99,7 +100,7 @@ func TestUndoSurvivesKill9(t *testing.T) {
 		// Undo restores the content before the newest change that happened.
 		var want []byte
 		if applied {
-			want, err = tools.PriorBytes(newest)
+			want, err = workspace.PriorBytes(newest)
 			require.NoError(t, err)
 		}
 		desc, err := ws.RevertLast(context.Background())

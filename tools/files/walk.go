@@ -9,8 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // walkEntry is one directory entry the walker kept (not hidden, not ignored).
@@ -76,7 +76,7 @@ type walkStats struct {
 // directory it returns whether to descend. The `.git` directory is never
 // entered. Symlinks are reported but never followed. Ignored directories are
 // pruned, so nothing below them can be re-included (git's rule).
-func walkDir(ctx context.Context, sb *tools.Sandbox, startAbs, startRel string, opt walkOptions, visit func(worker int, e walkEntry) bool) walkStats {
+func walkDir(ctx context.Context, sb *workspace.Sandbox, startAbs, startRel string, opt walkOptions, visit func(worker int, e walkEntry) bool) walkStats {
 	workers := opt.workerCount()
 	var ign *ignoreNode
 	if !opt.NoIgnore {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 //go:embed jsexec.md
@@ -55,7 +56,7 @@ const (
 // JSTool runs JavaScript snippets in a fresh goja runtime per call, each in
 // its own worker process (see worker.go).
 type JSTool struct {
-	ws       *tools.Workspace
+	ws       *workspace.Workspace
 	prompter tools.Prompter
 	rules    *permission.Store // JSNetworkRule decides network access without asking
 	memLimit uint64
@@ -68,7 +69,7 @@ type JSTool struct {
 
 // NewJSTool returns the javascript_execute tool. require resolves against
 // ws; p asks the user before a snippet gets network access (nil: never).
-func NewJSTool(ws *tools.Workspace, p tools.Prompter) *JSTool {
+func NewJSTool(ws *workspace.Workspace, p tools.Prompter) *JSTool {
 	return &JSTool{ws: ws, prompter: p, memLimit: jsMemoryLimit}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // jsOutcome is what the runtime goroutine reports.
@@ -736,7 +737,7 @@ func (r *jsRun) load(spec, abs string, size int64) goja.Value {
 	}
 	data, err := r.tool.ws.Sandbox.ReadFile(abs, jsMaxModule)
 	if err != nil {
-		r.throw("require(%q): %s", spec, tools.ErrorText(r.tool.ws, abs, err))
+		r.throw("require(%q): %s", spec, workspace.ErrorText(r.tool.ws, abs, err))
 	}
 	r.moduleBytes += len(data)
 	vm := r.vm

@@ -16,7 +16,7 @@ import (
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 
-	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // The snippet runs in a child process of the host, the JavaScript worker
@@ -58,7 +58,7 @@ type jsWorkerDone struct {
 
 // jsEngine runs snippets in this process: what the worker uses.
 type jsEngine struct {
-	ws        *tools.Workspace
+	ws        *workspace.Workspace
 	client    *http.Client
 	memLimit  uint64
 	onConsole func(jsConsoleLine)
@@ -124,7 +124,7 @@ func RunWorker(in io.Reader, out io.Writer) int {
 		os.Exit(3)
 	}()
 
-	ws, err := tools.NewWorkspace(req.Root, nil, nil)
+	ws, err := workspace.New(req.Root, nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "js-worker:", err)
 		return 2

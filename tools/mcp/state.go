@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // Files in the workspace's state directory (never in the workspace).
@@ -66,7 +66,7 @@ func (t *trustStore) set(d trustDecision) error {
 	if err := os.MkdirAll(t.dir, 0o755); err != nil {
 		return err
 	}
-	return tools.WriteFileAtomic(path, b, 0o644)
+	return workspace.WriteFileAtomic(path, b, 0o644)
 }
 
 // approvals answers whether a server tool may run without asking: auto
@@ -176,5 +176,5 @@ func (a *approvals) allowWorkspace(server, tool string) error {
 	if err := os.MkdirAll(filepath.Dir(a.path), 0o755); err != nil {
 		return err
 	}
-	return tools.WriteFileAtomic(a.path, b, 0o644)
+	return workspace.WriteFileAtomic(a.path, b, 0o644)
 }

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // maxPermissionsFile bounds the workspace rules file read back.
@@ -29,7 +29,7 @@ type Store struct {
 	session   []Rule
 	// seen is the workspace file as last read (size and time), so a
 	// decision re-reads it only after another process changed it.
-	seen tools.FileStamp
+	seen workspace.FileStamp
 }
 
 type permissionsFile struct {
@@ -50,7 +50,7 @@ func OpenStore(path string, config []Rule) (*Store, string) {
 		return p, ""
 	}
 	var notice string
-	_ = tools.WithStateLock(path, func() error {
+	_ = workspace.WithStateLock(path, func() error {
 		rules, err := p.readLocked()
 		if err != nil {
 			notice = err.Error()
@@ -99,7 +99,7 @@ func (p *Store) update(change func([]Rule) []Rule) error {
 		p.workspace = change(p.workspace)
 		return nil
 	}
-	return tools.WithStateLock(p.path, func() error {
+	return workspace.WithStateLock(p.path, func() error {
 		cur, err := p.readLocked()
 		if err != nil {
 			return err
@@ -109,7 +109,7 @@ func (p *Store) update(change func([]Rule) []Rule) error {
 		if err != nil {
 			return err
 		}
-		if err := tools.WriteStateFile(p.path, b, 0o600); err != nil {
+		if err := workspace.WriteStateFile(p.path, b, 0o600); err != nil {
 			return err
 		}
 		p.workspace = next
@@ -157,15 +157,15 @@ func (p *Store) refreshLocked() {
 	if p.path == "" {
 		return
 	}
-	st := tools.StampOf(p.path) // list_files' change check
+	st := workspace.StampOf(p.path) // list_files' change check
 	if st == p.seen {
 		return
 	}
-	_ = tools.WithStateLock(p.path, func() error {
+	_ = workspace.WithStateLock(p.path, func() error {
 		if rs, err := p.readLocked(); err == nil {
 			p.workspace = rs
 		}
-		p.seen = tools.StampOf(p.path)
+		p.seen = workspace.StampOf(p.path)
 		return nil
 	})
 }

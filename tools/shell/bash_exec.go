@@ -12,6 +12,7 @@ import (
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
 	"github.com/fido-nvim/fido/tools/secret"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 //go:embed bash_exec.md
@@ -57,7 +58,7 @@ var bashQuietEnv = []string{
 // at once. "Always …" choices add a prefix rule for the session or the
 // workspace; there is no blanket "allow everything".
 type BashTool struct {
-	ws     *tools.Workspace
+	ws     *workspace.Workspace
 	p      tools.Prompter
 	asking chan struct{} // holds one token: one approval prompt at a time
 	rules  *permission.Store
@@ -67,7 +68,7 @@ type BashTool struct {
 }
 
 // NewBashTool returns bash_exec for ws; p asks the user for approval (nil: every call is refused).
-func NewBashTool(ws *tools.Workspace, p tools.Prompter) *BashTool {
+func NewBashTool(ws *workspace.Workspace, p tools.Prompter) *BashTool {
 	t := &BashTool{ws: ws, p: p, asking: make(chan struct{}, 1), killGrace: bashKillGrace}
 	t.asking <- struct{}{}
 	t.rules, _ = permission.OpenStore("", nil)

@@ -20,10 +20,11 @@ import (
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
 	"github.com/fido-nvim/fido/tools/toolstest"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // approvedBash is a bash_exec whose user approves every command ("Run once").
-func approvedBash(t testing.TB) (*BashTool, *tools.Workspace) {
+func approvedBash(t testing.TB) (*BashTool, *workspace.Workspace) {
 	t.Helper()
 	ws, _ := toolstest.Workspace(t, nil)
 	return NewBashTool(ws, &toolstest.Prompter{Every: BashRunOnce}), ws

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // WriteTree creates files (path -> content) under root; a path ending in /
@@ -59,20 +59,20 @@ func (e *Editor) Reload(_ context.Context, paths []string) {
 
 // Workspace makes a workspace in a temp dir holding files, with a fake
 // editor and an undo log in a separate state dir.
-func Workspace(t testing.TB, files map[string]string) (*tools.Workspace, *Editor) {
+func Workspace(t testing.TB, files map[string]string) (*workspace.Workspace, *Editor) {
 	t.Helper()
 	root := t.TempDir()
 	WriteTree(t, root, files)
-	undo, err := tools.OpenUndoLog(filepath.Join(t.TempDir(), "state", "undo.json"))
+	undo, err := workspace.OpenUndoLog(filepath.Join(t.TempDir(), "state", "undo.json"))
 	require.NoError(t, err)
 	ed := &Editor{Unsaved: map[string]bool{}}
-	ws, err := tools.NewWorkspace(root, ed, undo)
+	ws, err := workspace.New(root, ed, undo)
 	require.NoError(t, err)
 	return ws, ed
 }
 
 // ReadFile returns the content of the workspace file rel.
-func ReadFile(t testing.TB, ws *tools.Workspace, rel string) string {
+func ReadFile(t testing.TB, ws *workspace.Workspace, rel string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(ws.Root, filepath.FromSlash(rel)))
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package tools
+package workspace
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 // HashFile returns the content hash of the regular file at abs, read
@@ -49,7 +51,7 @@ func errUnread(rel string) error {
 // existing file the conversation never saw may only be changed when
 // unreadOK (search/replace: the search text is the evidence). A missing file
 // passes (nothing to lose). Without a tracker it passes.
-func (ws *Workspace) CheckSeen(ctx context.Context, ft *FileTracker, abs string, unreadOK bool) error {
+func (ws *Workspace) CheckSeen(ctx context.Context, ft *tools.FileTracker, abs string, unreadOK bool) error {
 	if ft == nil {
 		return nil
 	}

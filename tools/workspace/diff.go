@@ -1,9 +1,11 @@
-package tools
+package workspace
 
 import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 // Hunk is one change between two line sequences: a[A0:A1] became b[B0:B1]
@@ -146,7 +148,7 @@ const maxPreviewLines = 4000
 // UnifiedDiff renders file changes as one unified diff (git-style headers:
 // "new file", "deleted file"), with 3 lines of context. Beyond
 // maxPreviewLines lines the remaining files are only named.
-func UnifiedDiff(files []FileChange) string {
+func UnifiedDiff(files []tools.FileChange) string {
 	var b strings.Builder
 	lines := 0
 	for i, f := range files {

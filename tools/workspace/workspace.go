@@ -1,4 +1,4 @@
-package tools
+package workspace
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
 )
 
@@ -17,13 +18,13 @@ import (
 type Workspace struct {
 	Root    string // absolute, symlinks resolved
 	Sandbox *Sandbox
-	Editor  Editor
+	Editor  tools.Editor
 	Undo    *UndoLog
 }
 
-// NewWorkspace opens the workspace rooted at root, an existing directory.
+// New opens the workspace rooted at root, an existing directory.
 // editor and undo may be nil (no editor integration, no undo log).
-func NewWorkspace(root string, editor Editor, undo *UndoLog) (*Workspace, error) {
+func New(root string, editor tools.Editor, undo *UndoLog) (*Workspace, error) {
 	sb, err := NewSandbox(root)
 	if err != nil {
 		return nil, err
@@ -138,7 +139,7 @@ var rootOps = map[string]string{
 
 // ErrorText words an OS error about a workspace path for the model.
 func ErrorText(ws *Workspace, abs string, err error) string {
-	rel := Shorten(ws.Sandbox.Rel(abs), 200) // a refused over-long path is not echoed whole
+	rel := tools.Shorten(ws.Sandbox.Rel(abs), 200) // a refused over-long path is not echoed whole
 	switch {
 	case os.IsNotExist(err):
 		return fmt.Sprintf("%s does not exist", rel)

@@ -1,4 +1,4 @@
-package tools_test
+package workspace_test
 
 import (
 	"errors"
@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/toolstest"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 func TestSandboxResolve(t *testing.T) {
 	root, _ := toolstest.SymlinkFixture(t)
-	sb, err := tools.NewSandbox(root)
+	sb, err := workspace.NewSandbox(root)
 	require.NoError(t, err)
 	real := sb.Root()
 	tests := []struct {
@@ -70,7 +70,7 @@ func TestSandboxResolve(t *testing.T) {
 
 func TestSandboxResolveNoFollow(t *testing.T) {
 	root, _ := toolstest.SymlinkFixture(t)
-	sb, err := tools.NewSandbox(root)
+	sb, err := workspace.NewSandbox(root)
 	require.NoError(t, err)
 	// The link itself lies inside, so removing it is allowed.
 	got, err := sb.ResolveNoFollow("link-out-file")
@@ -87,9 +87,9 @@ func TestNewSandboxRejectsFile(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "f")
 	require.NoError(t, os.WriteFile(f, nil, 0o644))
-	_, err := tools.NewSandbox(f)
+	_, err := workspace.NewSandbox(f)
 	assert.ErrorContains(t, err, "not a directory")
-	_, err = tools.NewSandbox(filepath.Join(dir, "missing"))
+	_, err = workspace.NewSandbox(filepath.Join(dir, "missing"))
 	assert.Error(t, err)
 }
 
@@ -106,7 +106,7 @@ func FuzzSandbox(f *testing.F) {
 		f.Add(s)
 	}
 	root, _ := toolstest.SymlinkFixture(f)
-	sb, err := tools.NewSandbox(root)
+	sb, err := workspace.NewSandbox(root)
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, p string) {
 		got, err := sb.Resolve(p)

@@ -1,4 +1,4 @@
-package tools
+package workspace
 
 import (
 	"math/rand"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools"
 )
 
 // applyHunks rebuilds b from a and the hunks.
@@ -64,7 +66,7 @@ func TestDiffLinesRebuildsAndIsMinimal(t *testing.T) {
 }
 
 func TestUnifiedDiff(t *testing.T) {
-	got := UnifiedDiff([]FileChange{
+	got := UnifiedDiff([]tools.FileChange{
 		{Path: "a.go", Existed: true, Exists: true, Before: []byte("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"), After: []byte("1\nTWO\n3\n4\n5\n6\n7\n8\n9\n10\n11\n")},
 		{Path: "new.txt", Exists: true, After: []byte("x")},
 		{Path: "old.txt", Existed: true, Before: []byte("gone\n")},
