@@ -13,7 +13,7 @@
 // review of patch, rm and rmdir (review.go).
 //
 // It imports the tool contract (tools), the workspace (sandbox, undo log,
-// read-before-write checks) and nothing else of Fido's. Only the
+// read-before-write checks) and confined, nothing else of Fido's. Only the
 // composition root imports it; the agent core reaches files through the
 // workspace, never through these tools.
 package files

@@ -22,6 +22,6 @@
 // tools (MCPRule). Asking the user belongs to the callers (bash_exec,
 // javascript_execute, the MCP manager).
 //
-// It imports the workspace's state-file helpers and nothing else of Fido's;
-// the tool contract does not import it.
+// It imports the workspace's state-file helpers and confined, nothing else
+// of Fido's; the tool contract does not import it.
 package permission

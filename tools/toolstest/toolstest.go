@@ -1,5 +1,3 @@
-// Package toolstest helps test the tool packages: a workspace in a
-// temporary directory with a fake editor and an undo log of its own.
 package toolstest
 
 import (
