@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // Edit modes: "auto" applies file changes at once, "review" shows each
@@ -43,7 +44,7 @@ func (g *editGate) Approve(ctx context.Context, p tools.EditProposal) (tools.Edi
 		return tools.EditDecision{Apply: true}, nil
 	}
 	ui := g.s.ui
-	diff := tools.UnifiedDiff(p.Files)
+	diff := workspace.UnifiedDiff(p.Files)
 	if p.Note != "" {
 		diff = "# " + p.Note + "\n" + diff
 	}

@@ -9,17 +9,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/files"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
-func workspaceRegistry(t *testing.T, files map[string]string) (*tools.Workspace, *tools.Registry) {
+func workspaceRegistry(t *testing.T, tree map[string]string) (*workspace.Workspace, *tools.Registry) {
 	t.Helper()
 	root := t.TempDir()
-	for p, c := range files {
+	for p, c := range tree {
 		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(c), 0o644))
 	}
-	ws, err := tools.NewWorkspace(root, nil, nil)
+	ws, err := workspace.New(root, nil, nil)
 	require.NoError(t, err)
-	reg, err := tools.NewRegistry(tools.WorkspaceTools(ws)...)
+	reg, err := tools.NewRegistry(files.Tools(ws)...)
 	require.NoError(t, err)
 	return ws, reg
 }
@@ -92,24 +94,24 @@ func TestSessionResumesSeenFiles(t *testing.T) {
 	assert.Equal(t, "20260101T000000Z-abcd0123", s.conversationID())
 }
 
-func readWS(t *testing.T, ws *tools.Workspace, rel string) string {
+func readWS(t *testing.T, ws *workspace.Workspace, rel string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(ws.Root, rel))
 	require.NoError(t, err)
 	return string(b)
 }
 
-func undoWorkspace(t *testing.T, files map[string]string) (*tools.Workspace, *tools.Registry) {
+func undoWorkspace(t *testing.T, tree map[string]string) (*workspace.Workspace, *tools.Registry) {
 	t.Helper()
 	root := t.TempDir()
-	for p, c := range files {
+	for p, c := range tree {
 		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(c), 0o644))
 	}
-	undo, err := tools.OpenUndoLog(filepath.Join(t.TempDir(), "undo.json"))
+	undo, err := workspace.OpenUndoLog(filepath.Join(t.TempDir(), "undo.json"))
 	require.NoError(t, err)
-	ws, err := tools.NewWorkspace(root, nil, undo)
+	ws, err := workspace.New(root, nil, undo)
 	require.NoError(t, err)
-	reg, err := tools.NewRegistry(tools.WorkspaceTools(ws)...)
+	reg, err := tools.NewRegistry(files.Tools(ws)...)
 	require.NoError(t, err)
 	return ws, reg
 }

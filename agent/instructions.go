@@ -36,7 +36,7 @@ type InstructionFile struct {
 }
 
 // FileReader reads a file Fido reads on its own: a regular file, without
-// blocking, at most limit bytes (tools.Sandbox.ReadOwnFile for the
+// blocking, at most limit bytes (workspace.Sandbox.ReadOwnFile for the
 // workspace, confined.ReadPath for the user's file).
 type FileReader func(name string, limit int64) ([]byte, error)
 

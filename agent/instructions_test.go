@@ -12,11 +12,12 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 func workspaceReader(t *testing.T, root string) FileReader {
 	t.Helper()
-	ws, err := tools.NewSandbox(root)
+	ws, err := workspace.NewSandbox(root)
 	require.NoError(t, err)
 	return ws.ReadOwnFile
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/fido-nvim/fido/tools/permission"
 )
 
-// PermissionRules is what /permissions edits (tools.Permissions).
+// PermissionRules is what /permissions edits (permission.Store).
 type PermissionRules interface {
 	All() []permission.Rule
 	Keep(keep []permission.Rule) (removed int, err error)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // ReviewRequest is a :FidoReview or :FidoRevert from the editor.
@@ -55,7 +55,7 @@ type ReviewItem struct {
 
 type reviewState struct {
 	all   bool
-	files []*tools.ChangedFile
+	files []*workspace.ChangedFile
 }
 
 func (s *Session) conversationID() string {
@@ -82,11 +82,11 @@ func (s *Session) Review(req ReviewRequest) {
 
 // changesOf returns the undo entries of this conversation: all of them, or
 // those of its newest turn that changed files.
-func (s *Session) changesOf(all bool) []tools.UndoEntry {
+func (s *Session) changesOf(all bool) []workspace.UndoEntry {
 	s.mu.Lock()
 	id := s.id
 	s.mu.Unlock()
-	var mine []tools.UndoEntry
+	var mine []workspace.UndoEntry
 	newest := 0
 	for _, e := range s.cfg.Workspace.Undo.Entries() {
 		if e.Conv != id {
@@ -98,7 +98,7 @@ func (s *Session) changesOf(all bool) []tools.UndoEntry {
 	if all {
 		return mine
 	}
-	var out []tools.UndoEntry
+	var out []workspace.UndoEntry
 	for _, e := range mine {
 		if e.Turn == newest {
 			out = append(out, e)
@@ -125,7 +125,7 @@ func (s *Session) openReview(all bool) {
 	s.ui.OpenReview(v)
 }
 
-func reviewView(files []*tools.ChangedFile, all bool) ReviewView {
+func reviewView(files []*workspace.ChangedFile, all bool) ReviewView {
 	v := ReviewView{Title: "Fido review: newest turn"}
 	if all {
 		v.Title = "Fido review: whole conversation"
@@ -149,7 +149,7 @@ func reviewView(files []*tools.ChangedFile, all bool) ReviewView {
 
 // bufferLines splits content the way a buffer shows it.
 func bufferLines(b []byte) []string {
-	lines := tools.SplitLines(b)
+	lines := workspace.SplitLines(b)
 	for i, l := range lines {
 		lines[i] = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
 	}
@@ -159,7 +159,7 @@ func bufferLines(b []byte) []string {
 func (s *Session) revertFromReview(req ReviewRequest) {
 	fail := func(msg string) { s.ui.Notify("FidoRevert: "+msg, LevelWarn) }
 	s.mu.Lock()
-	rv, running, tag := s.review, s.running, tools.UndoEntry{Conv: s.id, Turn: s.turn}
+	rv, running, tag := s.review, s.running, workspace.UndoEntry{Conv: s.id, Turn: s.turn}
 	s.mu.Unlock()
 	if rv == nil {
 		fail("open :FidoReview first")
@@ -169,7 +169,7 @@ func (s *Session) revertFromReview(req ReviewRequest) {
 		fail("a turn is running; wait for it or cancel it first")
 		return
 	}
-	var f *tools.ChangedFile
+	var f *workspace.ChangedFile
 	for _, c := range rv.files {
 		if c.Path == req.Path || c.Abs == req.Path {
 			f = c

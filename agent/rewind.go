@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // RewindChoices are /rewind's second question, in this order.
@@ -51,18 +52,18 @@ func (s *Session) rewind() {
 		return
 	}
 	target := turns[idx]
-	var after []tools.UndoEntry
+	var after []workspace.UndoEntry
 	for _, e := range entries {
 		if e.Turn >= target.msg.Turn {
 			after = append(after, e)
 		}
 	}
-	var plan tools.RewindPlan
+	var plan workspace.RewindPlan
 	if s.cfg.Workspace != nil {
 		plan = s.cfg.Workspace.PlanRewind(ctx, after)
 	}
 	cmds := commandsAfter(msgs[target.index:])
-	preview := tools.RewindSummary(plan)
+	preview := workspace.RewindSummary(plan)
 	if len(cmds) > 0 {
 		preview += "; commands ran after it, their changes cannot be restored: " + strings.Join(cmds, "; ")
 	}
@@ -75,7 +76,7 @@ func (s *Session) rewind() {
 	files, conv := mode == 0 || mode == 2, mode == 0 || mode == 1
 	if files && s.cfg.Workspace != nil {
 		s.ui.Notice("rewind: " + preview)
-		tag := tools.UndoEntry{Conv: s.conversationID(), Turn: s.currentTurn()}
+		tag := workspace.UndoEntry{Conv: s.conversationID(), Turn: s.currentTurn()}
 		done, failed := s.cfg.Workspace.ApplyRewind(ctx, plan, tag)
 		switch {
 		case len(done) > 0:
@@ -132,7 +133,7 @@ func firstLine(s string, n int) string {
 }
 
 // filesAfter lists the files changed from turn on.
-func filesAfter(entries []tools.UndoEntry, turn int) []string {
+func filesAfter(entries []workspace.UndoEntry, turn int) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, e := range entries {

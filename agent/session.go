@@ -10,6 +10,7 @@ import (
 
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // PlanStore is what the session needs of the durable plan.
@@ -37,7 +38,7 @@ type SessionConfig struct {
 	SystemPrompt func() string
 	// Workspace is where :FidoReview reads and reverts Fido's changes; nil
 	// disables it.
-	Workspace *tools.Workspace
+	Workspace *workspace.Workspace
 	// ConversationID and SeenFiles resume a saved conversation: the id its
 	// undo-log entries carry and what it saw of each file (Session.SeenFiles
 	// when it was saved). Empty: a new conversation.

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // Snapshot is a /suspend file.
@@ -56,7 +56,7 @@ func (s *Session) suspend(desc string) {
 	path := filepath.Join(s.cfg.SuspendDir, name)
 	b, err := json.MarshalIndent(snap, "", " ")
 	if err == nil {
-		err = tools.WriteStateFile(path, b, 0o600)
+		err = workspace.WriteStateFile(path, b, 0o600)
 	}
 	if err != nil {
 		s.ui.Error("could not save the snapshot: " + err.Error())

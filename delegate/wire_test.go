@@ -13,6 +13,8 @@ import (
 	"github.com/fido-nvim/fido/agent/llmtest"
 	"github.com/fido-nvim/fido/agent/openrouter"
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/files"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // TestDelegateOnTheWire drives the real OpenRouter provider and the real
@@ -21,7 +23,7 @@ func TestDelegateOnTheWire(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "pkg"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "pkg", "bar.go"), []byte("package pkg // "+marker+"\nfunc bar() { Foo() }\n"), 0o644))
-	ws, err := tools.NewWorkspace(root, nil, nil)
+	ws, err := workspace.New(root, nil, nil)
 	require.NoError(t, err)
 
 	srv := llmtest.NewServer(t)
@@ -31,7 +33,7 @@ func TestDelegateOnTheWire(t *testing.T) {
 	dt := NewTool(Config{Provider: prov, Registry: func() *tools.Registry { return reg }, Model: "test/model",
 		Reasoning: func() string { return "low" }, Usage: func(u agent.Usage) { usage = append(usage, u) },
 		NewID: func() string { return "subagent-wire01" }})
-	reg, err = tools.NewRegistry(append(tools.WorkspaceTools(ws), dt)...)
+	reg, err = tools.NewRegistry(append(files.Tools(ws), dt)...)
 	require.NoError(t, err)
 
 	srv.Enqueue(

@@ -6,14 +6,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/secret"
 )
 
 // A key never reaches the transcript buffer, not even when the model streams
 // it in pieces or the user pastes it.
 func TestTranscriptRedactsKeys(t *testing.T) {
 	const key = "sk-or-v1-transcript-0123456789abcdef"
-	tools.AddSecret(key)
+	secret.Add(key)
 	tr := NewTranscript(1000)
 	var buf simBuffer
 	tr.User("my key is " + key)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/secret"
 )
 
 // Highlight groups of transcript lines.
@@ -303,7 +303,7 @@ func (t *Transcript) Flush() TranscriptOps {
 	for row := range t.dirtyRows {
 		if row >= t.base && row < from {
 			l := t.lines[row-t.base]
-			ops.Set = append(ops.Set, RowLine{Row: row - luaBase, Text: tools.Redact(l.text), Group: l.group})
+			ops.Set = append(ops.Set, RowLine{Row: row - luaBase, Text: secret.Redact(l.text), Group: l.group})
 		}
 	}
 	sortRows(ops.Set)
@@ -311,7 +311,7 @@ func (t *Transcript) Flush() TranscriptOps {
 		ops.From = from - luaBase
 		for _, l := range t.lines[from-t.base:] {
 			// Whole lines: a key split over two streamed deltas is caught too.
-			ops.Lines = append(ops.Lines, tools.Redact(l.text))
+			ops.Lines = append(ops.Lines, secret.Redact(l.text))
 			ops.Groups = append(ops.Groups, l.group)
 		}
 	}

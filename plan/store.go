@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // ClearedReason is the reason of the state a user clear leaves behind.
@@ -34,7 +34,7 @@ var clock = time.Now
 // has already seen. A plan with no items counts as "no plan" for Current.
 //
 // Several processes may share the file (two Neovims on one workspace): every
-// read-modify-write happens under the state file's lock (tools.LockState),
+// read-modify-write happens under the state file's lock (workspace.LockState),
 // and the file is read again under it. An update whose base (the version this
 // store last saw, which is the version its conversation last saw) is no
 // longer the saved version is refused with a *StaleError carrying the
@@ -65,7 +65,7 @@ func OpenStore(path string) (*Store, string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, "", fmt.Errorf("plan: cannot create state directory: %w", err)
 	}
-	lock, err := tools.LockState(path, 0)
+	lock, err := workspace.LockState(path, 0)
 	if err != nil {
 		return s, fmt.Sprintf("Fido: the saved plan could not be loaded: %v; starting without a plan.", err), nil
 	}
@@ -120,7 +120,7 @@ func (e *StaleError) Error() string {
 // returns the version memory held before, whether the saved plan differed
 // from it, and the unlock function. Called with s.mu held.
 func (s *Store) sync() (base int, changed bool, unlock func(), err error) {
-	lock, err := tools.LockState(s.path, 0)
+	lock, err := workspace.LockState(s.path, 0)
 	if err != nil {
 		return 0, false, nil, fmt.Errorf("plan: %w", err)
 	}
@@ -249,9 +249,9 @@ func (s *Store) save(p Plan) error {
 	return nil
 }
 
-// writeFile writes atomically (tools.WriteFileAtomic); tests replace it to
+// writeFile writes atomically (workspace.WriteFileAtomic); tests replace it to
 // simulate a failing disk.
-var writeFile = func(path string, data []byte) error { return tools.WriteFileAtomic(path, data, 0o644) }
+var writeFile = func(path string, data []byte) error { return workspace.WriteFileAtomic(path, data, 0o644) }
 
 // removeTemps deletes the temp files a crashed writer left behind (with the
 // old or new contents of the file). Called with the state lock held.

@@ -96,6 +96,17 @@ func TestNewContractReportsWhatDoesNotFit(t *testing.T) {
 }
 
 // contractTool is a tool whose contract parts a test can vary.
+// plainTool is a tool without a contract.
+type plainTool struct{ name string }
+
+func (n plainTool) Name() string                { return n.name }
+func (n plainTool) Description() string         { return "d " + n.name }
+func (n plainTool) Parameters() json.RawMessage { return json.RawMessage(`{"type": "object"}`) }
+func (n plainTool) Access() Access              { return ReadOnly }
+func (n plainTool) Run(context.Context, Invocation, json.RawMessage) (Result, error) {
+	return Result{}, nil
+}
+
 type contractTool struct {
 	contract *Contract
 	params   json.RawMessage // nil: the contract's
@@ -139,7 +150,7 @@ func TestCheckContract(t *testing.T) {
 		tool Tool
 		want string
 	}{
-		{"no contract", namedTool{"plain"}, "plain: no Contract"},
+		{"no contract", plainTool{"plain"}, "plain: no Contract"},
 		{"hand-written parameters", contractTool{contract: good, params: json.RawMessage(`{"type":"object"}`)}, "Parameters() is not the contract's schema"},
 		{"other description", contractTool{contract: good, desc: &other}, "Description() is not the contract's description"},
 		{"literal limit in the description", contractTool{contract: NewContract[sampleParams](

@@ -1,12 +1,15 @@
-// Package tools owns everything a model can call in the workspace: the tool
-// registry (stable order, frozen schemas), the invocation context (identity
-// and delegation depth) with its guard, the workspace sandbox, gitignore-aware
-// walking, globbing, line handling, every workspace tool, the undo log, the
-// user-facing tools (ask_an_expert) and the Tavily web tools (websearch,
-// browse_url).
-// It imports nothing else of Fido's but its subpackages; confined (files
-// opened, read and written only inside one directory tree, never blocking)
-// is what the sandbox, the walker and the state files build on.
+// Package tools is the tool contract every other package builds on, and
+// nothing else: the Tool interface with its Access classes, Result and the
+// error results (ErrorResult, CodedErrorResult), the Registry (stable
+// order, frozen specs, interceptors) whose Invoke applies the invocation
+// guard (identity and delegation depth: subagents and plan mode get
+// read-only tools only), decodes arguments strictly (DecodeArgs), recovers
+// panics and redacts Fido's keys from every result; the Invocation a call
+// carries (who calls, the conversation's FileTracker, its EditGate); and
+// what tools need from the editor hosting them: Editor, Prompter, Question
+// and Asker, EditGate with EditProposal, and the LanguageServers capability
+// with its query and diagnostics types. Shorten, ShortenTo and OneLine
+// shape transcript lines.
 //
 // A tool's argument contract has one source (contract.go): its params struct,
 // from which github.com/google/jsonschema-go generates the schema (properties
@@ -18,4 +21,28 @@
 // NewRegistry refuses a tool whose contract cannot be built. CheckContract,
 // run over the real registry by cmd/fido's tests, fails when a schema, a
 // description and a struct disagree.
+//
+// It imports nothing of Fido's but tools/secret (the redaction the registry
+// applies) and nothing outside the standard library but jsonschema-go, so
+// every package may import it without linking an implementation. The implementations live
+// in packages named for what they are:
+//
+//   - tools/workspace: the sandboxed workspace, undo log, revert and rewind,
+//     diffs, atomic state files and state locks (no tools);
+//   - tools/files: list_files, find_files, read_file, ripgrep, patch,
+//     mkdir, rm, rmdir, with the walker, ignore rules and search engine;
+//   - tools/shell: bash_exec and the reaping of its processes;
+//   - tools/js: javascript_execute, its goja runtime and worker process;
+//   - tools/web: websearch and browse_url (Tavily);
+//   - tools/ask: ask_user and ask_an_expert;
+//   - tools/lsp: the language-server tools; tools/mcp: MCP servers' tools;
+//   - tools/permission: the command rules and their store;
+//   - tools/confined, tools/secret: confined file access, key redaction;
+//   - tools/toolstest: a test workspace, fake editor and scripted prompter
+//     for the tools' tests.
+//
+// Only the composition root (cmd/fido) assembles them: plan, agent and
+// delegate import the contract, the workspace and the permission rules,
+// never a tool implementation (cmd/fido's deps test keeps goja, regexp2 and
+// net/http out of them).
 package tools

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/fido-nvim/fido/tools/secret"
 )
 
 // Spec is the advertised form of a tool: the bytes the provider sends.
@@ -149,7 +151,7 @@ func (r *Registry) Names() []string {
 func (r *Registry) Invoke(ctx context.Context, inv Invocation, name string, args json.RawMessage) (res Result) {
 	// Whatever a tool read (a command printing the environment, a file
 	// holding the key), Fido's keys never reach the model or the transcript.
-	defer func() { res.Content, res.Summary = Redact(res.Content), Redact(res.Summary) }()
+	defer func() { res.Content, res.Summary = secret.Redact(res.Content), secret.Redact(res.Summary) }()
 	t, ok := r.byName[name]
 	if !ok {
 		return ErrorResult("unknown tool %q; available tools: %s", name, strings.Join(r.Names(), ", "))
@@ -191,6 +193,10 @@ var panicLog io.Writer = io.Discard
 
 // SetPanicLog sets where recovered tool panics are written.
 func SetPanicLog(w io.Writer) { panicLog = w }
+
+// PanicLog is where a tool writes the stack of a panic it recovered itself
+// (what SetPanicLog set; nothing by default).
+func PanicLog() io.Writer { return panicLog }
 
 // Guard applies the delegation policy. It returns denied=true with the result
 // to give the model when the call must not run.
@@ -271,6 +277,17 @@ func ShortenTo(s string, n int) string {
 		return s
 	}
 	return Shorten(s, n-1)
+}
+
+// OneLine shortens a possibly multi-line text (a command, a question) to its
+// first line of at most n runes, saying how many lines it leaves out.
+func OneLine(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	first := strings.TrimSpace(lines[0])
+	if rest := len(lines) - 1; rest > 0 {
+		return Shorten(first, n) + fmt.Sprintf(" … (+%d lines)", rest)
+	}
+	return Shorten(first, n)
 }
 
 // SummarizeCall gives the one-line transcript description of a call.

@@ -1,14 +1,14 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools/secret"
 )
 
 // leakyTool returns whatever it is told, as a command printing the
@@ -24,32 +24,13 @@ func (l leakyTool) Run(context.Context, Invocation, json.RawMessage) (Result, er
 	return Result{Content: "env: KEY=" + l.out + "\n", Summary: "saw " + l.out}, nil
 }
 
-func TestSecretsAreRedactedFromToolResultsAndWriters(t *testing.T) {
+func TestSecretsAreRedactedFromToolResults(t *testing.T) {
 	const key = "sk-or-v1-registry-leak-0123456789"
-	AddSecret(key)
-	AddSecret("short") // too short to be a key: never redacted
+	secret.Add(key)
+	secret.Add("short") // too short to be a key: never redacted
 	reg, err := NewRegistry(leakyTool{out: key + " short"})
 	require.NoError(t, err)
 	res := reg.Invoke(context.Background(), Invocation{Identity: Identity{Role: RoleMain}}, "leaky", nil)
 	assert.Equal(t, "env: KEY=[redacted] short\n", res.Content)
 	assert.Equal(t, "saw [redacted] short", res.Summary)
-
-	var buf bytes.Buffer
-	_, err = RedactWriter(&buf).Write([]byte("log line with " + key + "\n"))
-	require.NoError(t, err)
-	assert.Equal(t, "log line with [redacted]\n", buf.String())
-
-	path := t.TempDir() + "/snap.json"
-	require.NoError(t, WriteStateFile(path, []byte(`{"content":"`+key+`"}`), 0o600))
-	assert.Equal(t, `{"content":"[redacted]"}`, readFileString(t, path))
-
-	env := ScrubbedEnv([]string{"PATH=/bin", "OPENROUTER_API_KEY=" + key, "TAVILY_API_KEY=t", "HOME=/h"})
-	assert.Equal(t, []string{"PATH=/bin", "HOME=/h"}, env)
-}
-
-func readFileString(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	return string(b)
 }

@@ -43,12 +43,6 @@ type Invocation struct {
 	PlanMode bool
 }
 
-// tag marks an undo entry as made by this call's conversation turn.
-func (inv Invocation) tag(e UndoEntry) UndoEntry {
-	e.Conv, e.Turn = inv.Conversation, inv.Turn
-	return e
-}
-
 // IsSubagent reports whether the call comes from inside a delegated run.
 func (inv Invocation) IsSubagent() bool {
 	return inv.DelegationDepth > 0 || inv.Identity.Role == RoleSubagent

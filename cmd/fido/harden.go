@@ -5,7 +5,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/shell"
 )
 
 // harden applies the process-wide protections of the host before anything
@@ -14,10 +14,10 @@ import (
 // bash_exec command come back to it and can be ended). Both are Linux-only;
 // elsewhere they do nothing.
 func harden(logf func(string, ...any)) {
-	if err := tools.ProtectProcess(); err != nil {
+	if err := shell.ProtectProcess(); err != nil {
 		logf("cannot mark the process non-dumpable: %v", err)
 	}
-	if err := tools.BecomeSubreaper(); err != nil {
+	if err := shell.BecomeSubreaper(); err != nil {
 		logf("cannot become the child subreaper: %v", err)
 	}
 }
@@ -33,7 +33,7 @@ type exitCleanup struct {
 
 func (c *exitCleanup) run() {
 	c.once.Do(func() {
-		if n := tools.KillProcesses(); n > 0 {
+		if n := shell.KillProcesses(); n > 0 {
 			c.logf("ended %d processes left by bash_exec commands", n)
 		}
 	})

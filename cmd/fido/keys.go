@@ -13,6 +13,7 @@ import (
 
 	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/secret"
 )
 
 // The key commands (setup({ api_key_cmd = …, tavily_api_key_cmd = … })):
@@ -51,9 +52,9 @@ func resolveKeys(ctx context.Context, cfg *agent.Config, getenv func(string) str
 		}
 		*k.key = key
 	}
-	tools.AddSecret(cfg.APIKey)
-	tools.AddSecret(cfg.TavilyKey)
-	for _, name := range tools.SecretEnv {
+	secret.Add(cfg.APIKey)
+	secret.Add(cfg.TavilyKey)
+	for _, name := range secret.Env {
 		_ = os.Unsetenv(name)
 	}
 	return problems
@@ -70,7 +71,7 @@ func runKeyCommand(ctx context.Context, spec string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, keyCmdTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = tools.ScrubbedEnv(os.Environ())
+	cmd.Env = secret.ScrubbedEnv(os.Environ())
 	var out, errOut bytes.Buffer
 	cmd.Stdout = &limitedBuffer{buf: &out, max: keyCmdMaxOutput}
 	cmd.Stderr = &limitedBuffer{buf: &errOut, max: 4 << 10}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/agent"
-	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/secret"
 )
 
 func TestResolveKeysRunsKeyCommandsAndScrubs(t *testing.T) {
@@ -30,7 +30,7 @@ func TestResolveKeysRunsKeyCommandsAndScrubs(t *testing.T) {
 	assert.Equal(t, "tvly-from-the-environment-123", cfg.TavilyKey, "a key in the environment wins over its command")
 	_, set := os.LookupEnv("TAVILY_API_KEY")
 	assert.False(t, set, "the key variables leave the process environment")
-	assert.Equal(t, "a [redacted] b [redacted]", tools.Redact("a sk-or-v1-from-cmd-0123456789 b tvly-from-the-environment-123"))
+	assert.Equal(t, "a [redacted] b [redacted]", secret.Redact("a sk-or-v1-from-cmd-0123456789 b tvly-from-the-environment-123"))
 }
 
 func TestResolveKeysProblemsNeverShowOutput(t *testing.T) {

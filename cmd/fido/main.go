@@ -17,7 +17,7 @@ import (
 	"syscall"
 
 	"github.com/fido-nvim/fido/agent"
-	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/js"
 )
 
 // version is set at build time (-ldflags "-X main.version=…").
@@ -35,8 +35,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "serve":
 		return serve(args, stderr)
-	case tools.JSWorkerCommand: // internal: runs one javascript_execute snippet
-		return tools.RunJSWorker(os.Stdin, os.Stdout)
+	case js.WorkerCommand: // internal: runs one javascript_execute snippet
+		return js.RunWorker(os.Stdin, os.Stdout)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "fido", versionString())
 		return 0

@@ -10,8 +10,8 @@ import (
 	"github.com/adrg/xdg"
 
 	"github.com/fido-nvim/fido/agent"
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/mcp"
+	"github.com/fido-nvim/fido/tools/permission"
 )
 
 // MCPConfigEnv carries setup({ mcp = … }) from Lua as JSON.
@@ -47,7 +47,7 @@ func mcpOptions(root string, getenv func(string) string) (mcp.Options, []string)
 }
 
 // newMCP builds the MCP manager and starts its servers (in the background).
-func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logger *log.Logger, rules *tools.Permissions) *mcp.Manager {
+func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logger *log.Logger, rules *permission.Store) *mcp.Manager {
 	opts, problems := mcpOptions(root, getenv)
 	for _, p := range problems {
 		ui.Error("MCP configuration: " + p)

@@ -13,8 +13,16 @@ import (
 	"github.com/fido-nvim/fido/nvim"
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/ask"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/files"
+	"github.com/fido-nvim/fido/tools/js"
 	"github.com/fido-nvim/fido/tools/lsp"
+	"github.com/fido-nvim/fido/tools/permission"
+	"github.com/fido-nvim/fido/tools/secret"
+	"github.com/fido-nvim/fido/tools/shell"
+	"github.com/fido-nvim/fido/tools/web"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // serveRPC is the composition root: it serves Neovim on stdio and, once the
@@ -23,7 +31,7 @@ import (
 func serveRPC(ctx context.Context, root string, getenv func(string) string) error {
 	rpcOut := nvim.ProtectStdout()
 	// The log and panic stacks go to stderr (fido.log), keys redacted.
-	stderr := tools.RedactWriter(os.Stderr)
+	stderr := secret.RedactWriter(os.Stderr)
 	logger := log.New(stderr, "fido: ", log.LstdFlags|log.Lmicroseconds)
 	tools.SetPanicLog(stderr)
 	harden(logger.Printf)
@@ -51,14 +59,14 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
-	undo, err := tools.OpenUndoLog(filepath.Join(stateDir, "undo.json"))
+	undo, err := workspace.OpenUndoLog(filepath.Join(stateDir, "undo.json"))
 	if err != nil {
 		if undo == nil {
 			return nil, err
 		}
 		ui.Notify(err.Error(), agent.LevelWarn)
 	}
-	ws, err := tools.NewWorkspace(root, editor, undo)
+	ws, err := workspace.New(root, editor, undo)
 	if err != nil {
 		return nil, err
 	}
@@ -97,17 +105,17 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		Status:    func(st *agent.SubagentStatus) { session.SubagentStatus(st) },
 		Usage:     func(u agent.Usage) { session.AddSubagentUsage(u) },
 	})
-	all := append(tools.WorkspaceTools(ws), updatePlan, delegateTool, tools.NewAskExpertTool(ui))
-	all = append(all, tools.NewWebTools(tools.WebConfig{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
-	jsTool := tools.NewJSTool(ws, ui)
+	all := append(files.Tools(ws), updatePlan, delegateTool, ask.NewAskExpertTool(ui))
+	all = append(all, web.NewTools(web.Config{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
+	jsTool := js.NewJSTool(ws, ui)
 	jsTool.Prewarm() // its worker process starts now, not during the first call
-	perms, notice := tools.OpenPermissions(filepath.Join(stateDir, "permissions.json"), cfg.Permissions)
+	perms, notice := permission.OpenStore(filepath.Join(stateDir, "permissions.json"), cfg.Permissions)
 	if notice != "" {
 		ui.Notify("Fido: "+notice, agent.LevelWarn)
 	}
 	// One rule set decides commands, JS network access and MCP tools.
 	jsTool.WithPermissions(perms)
-	all = append(all, tools.NewBashTool(ws, ui).WithPermissions(perms), tools.NewAskUserTool(ui), jsTool)
+	all = append(all, shell.NewBashTool(ws, ui).WithPermissions(perms), ask.NewAskUserTool(ui), jsTool)
 	all = append(all, lsp.Tools(ws)...)
 	registry, err = tools.NewRegistry(all...)
 	if err != nil {
@@ -121,7 +129,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		return nil, err
 	}
 	servers := newMCP(ws.Root, stateDir, getenv, ui, logger, perms)
-	listing := tools.ListRoot(ws, 40)
+	listing := files.ListRoot(ws, 40)
 	names := registry.Names()
 	missing := ""
 	if cfg.APIKey == "" {
@@ -205,13 +213,13 @@ func (b *backend) Close() {
 // reach its files.
 func conversationStore(stateDir string) *agent.ConversationStore {
 	cs := agent.NewConversationStore(filepath.Join(stateDir, "conversations"))
-	cs.Scrub = tools.Redact
+	cs.Scrub = secret.Redact
 	return cs
 }
 
 // userCommandDirs are the folders of Markdown-defined slash commands, in
 // order of precedence; the workspace's are read through the sandbox.
-func userCommandDirs(ws *tools.Workspace, configDir string) []agent.CommandDir {
+func userCommandDirs(ws *workspace.Workspace, configDir string) []agent.CommandDir {
 	inWorkspace := func(dir string) agent.CommandDir {
 		return agent.CommandDir{Dir: filepath.Join(ws.Root, dir), Read: func(rel string, limit int64) ([]byte, error) {
 			return ws.Sandbox.ReadOwnFile(filepath.ToSlash(filepath.Join(dir, rel)), limit)
@@ -225,7 +233,7 @@ func userCommandDirs(ws *tools.Workspace, configDir string) []agent.CommandDir {
 }
 
 // undoLines formats the newest n undo-log entries for /undo.
-func undoLines(undo *tools.UndoLog, n int) []string {
+func undoLines(undo *workspace.UndoLog, n int) []string {
 	var out []string
 	for i, e := range undo.Entries() {
 		if i == n {

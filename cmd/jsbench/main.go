@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/js"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 const snippet = `const d = require("./data.json"); console.log(d.xs.length); d.xs.map(x => x * 2)`
@@ -43,13 +45,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "jsbench:", err)
 		os.Exit(1)
 	}
-	ws, err := tools.NewWorkspace(dir, nil, nil)
+	ws, err := workspace.New(dir, nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jsbench:", err)
 		os.Exit(1)
 	}
 	args, _ := json.Marshal(map[string]any{"code": snippet})
-	call := func(tool *tools.JSTool) time.Duration {
+	call := func(tool *js.JSTool) time.Duration {
 		start := time.Now()
 		res, err := tool.Run(context.Background(), tools.Invocation{}, args)
 		took := time.Since(start)
@@ -60,8 +62,8 @@ func main() {
 		return took
 	}
 
-	warm := tools.NewJSTool(ws, nil)
-	warm.SetWorker(bin, tools.JSWorkerCommand)
+	warm := js.NewJSTool(ws, nil)
+	warm.SetWorker(bin, js.WorkerCommand)
 	warm.Prewarm()
 	var warmTimes, coldTimes []time.Duration
 	for i := 0; i < *runs; i++ {
@@ -70,8 +72,8 @@ func main() {
 	}
 	warm.Close()
 	for i := 0; i < *runs; i++ {
-		cold := tools.NewJSTool(ws, nil)
-		cold.SetWorker(bin, tools.JSWorkerCommand)
+		cold := js.NewJSTool(ws, nil)
+		cold.SetWorker(bin, js.WorkerCommand)
 		coldTimes = append(coldTimes, call(cold))
 		cold.Close()
 	}

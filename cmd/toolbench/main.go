@@ -33,7 +33,8 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/git-pkgs/gitignore"
 
-	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/files"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 type query struct {
@@ -140,7 +141,7 @@ func main() {
 	if err != nil {
 		fatal(err.Error())
 	}
-	ws, err := tools.NewWorkspace(root, nil, nil)
+	ws, err := workspace.New(root, nil, nil)
 	if err != nil {
 		fatal(err.Error())
 	}
@@ -157,13 +158,13 @@ func main() {
 		runRg := func() {
 			rgOut = runCmd(root, rgBin, rgArgs...)
 		}
-		var ours *tools.SearchResult
+		var ours *files.SearchResult
 		path := q.path
 		if path == "" {
 			path = "."
 		}
 		runOurs := func() {
-			res, err := ws.Search(ctx, path, tools.SearchOptions{Pattern: q.pattern, IgnoreCase: q.ignoreCase, Glob: q.glob})
+			res, err := files.Search(ctx, ws, path, files.SearchOptions{Pattern: q.pattern, IgnoreCase: q.ignoreCase, Glob: q.glob})
 			if err != nil {
 				fatal(err.Error())
 			}
@@ -206,9 +207,9 @@ func main() {
 	for _, g := range globs {
 		var fdOut []byte
 		runFd := func() { fdOut = runCmd(root, fdBin, "-s", "-g", g) }
-		var ours *tools.FindResult
+		var ours *files.FindResult
 		runOurs := func() {
-			res, err := ws.Find(ctx, ".", g, 0)
+			res, err := files.Find(ctx, ws, ".", g, 0)
 			if err != nil {
 				fatal(err.Error())
 			}

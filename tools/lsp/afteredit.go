@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // maxDiffText bounds the files whose lines are matched before and after an
@@ -17,7 +18,7 @@ const maxDiffText = 4 << 20
 
 // PatchDiagnostics is the interceptor for patch: the diagnostics of the
 // files it writes, before and after.
-func PatchDiagnostics(ws *tools.Workspace) tools.Interceptor {
+func PatchDiagnostics(ws *workspace.Workspace) tools.Interceptor {
 	return afterEdit{ws: ws, paths: func(args json.RawMessage) []string {
 		var p struct {
 			Operations []struct {
@@ -41,13 +42,13 @@ func PatchDiagnostics(ws *tools.Workspace) tools.Interceptor {
 
 // BashDiagnostics is the interceptor for bash_exec: the diagnostics of the
 // loaded buffers that a language server serves and the command changed.
-func BashDiagnostics(ws *tools.Workspace) tools.Interceptor {
+func BashDiagnostics(ws *workspace.Workspace) tools.Interceptor {
 	return afterEdit{ws: ws, paths: func(json.RawMessage) []string { return nil }}.around
 }
 
 // afterEdit appends to a tool's result the diagnostics its change introduced.
 type afterEdit struct {
-	ws *tools.Workspace
+	ws *workspace.Workspace
 	// paths lists the files a call may change; nil: every loaded buffer.
 	paths func(args json.RawMessage) []string
 }

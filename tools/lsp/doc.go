@@ -4,4 +4,7 @@
 // the diagnostics that edit introduced. It reaches the servers only through
 // the editor's tools.LanguageServers capability (Neovim's vim.lsp); Fido runs
 // no language server of its own.
+//
+// It imports the tool contract (tools) and the workspace, nothing else of
+// Fido's; only the composition root imports it.
 package lsp

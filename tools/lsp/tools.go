@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 var (
@@ -37,7 +38,7 @@ const (
 
 // Tools returns the five read-only LSP tools bound to ws (its editor answers
 // them when it has language servers).
-func Tools(ws *tools.Workspace) []tools.Tool {
+func Tools(ws *workspace.Workspace) []tools.Tool {
 	return []tools.Tool{
 		&positionTool{ws: ws, name: "lsp_definition", method: tools.LSPDefinition, contract: definitionContract},
 		&positionTool{ws: ws, name: "lsp_references", method: tools.LSPReferences, contract: referencesContract, limited: true},
@@ -48,7 +49,7 @@ func Tools(ws *tools.Workspace) []tools.Tool {
 }
 
 // servers returns the editor's language servers, or the error result.
-func servers(ws *tools.Workspace, name string) (tools.LanguageServers, *tools.Result) {
+func servers(ws *workspace.Workspace, name string) (tools.LanguageServers, *tools.Result) {
 	if ls, ok := ws.Editor.(tools.LanguageServers); ok {
 		return ls, nil
 	}
@@ -115,7 +116,7 @@ var (
 )
 
 type positionTool struct {
-	ws       *tools.Workspace
+	ws       *workspace.Workspace
 	name     string
 	method   string
 	contract *tools.Contract
@@ -247,7 +248,7 @@ type symbolsParams struct {
 var symbolsContract = tools.NewContract[symbolsParams](symbolsTemplate, tools.Vars{"DefaultLimit": defaultSymbols, "MaxLimit": maxSymbols},
 	tools.Minimum("limit", 1), tools.Maximum("limit", maxSymbols))
 
-type symbolsTool struct{ ws *tools.Workspace }
+type symbolsTool struct{ ws *workspace.Workspace }
 
 func (t *symbolsTool) Name() string         { return "lsp_symbols" }
 func (t *symbolsTool) Description() string  { return symbolsContract.Description() }
@@ -314,7 +315,7 @@ type diagnosticsParams struct {
 
 var diagnosticsContract = tools.NewContract[diagnosticsParams](diagnosticsTemplate, tools.Vars{"MaxShown": maxDiagnosticsShown})
 
-type diagnosticsTool struct{ ws *tools.Workspace }
+type diagnosticsTool struct{ ws *workspace.Workspace }
 
 func (t *diagnosticsTool) Name() string         { return "lsp_diagnostics" }
 func (t *diagnosticsTool) Description() string  { return diagnosticsContract.Description() }

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/files"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // fakeServers is an editor with scripted language servers.
@@ -58,12 +60,12 @@ type plainEditor struct{}
 func (plainEditor) Modified(context.Context, string) (bool, error) { return false, nil }
 func (plainEditor) Reload(context.Context, []string)               {}
 
-func newWS(t *testing.T, ed tools.Editor) *tools.Workspace {
+func newWS(t *testing.T, ed tools.Editor) *workspace.Workspace {
 	t.Helper()
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n\nfunc main() { greet() }\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "greet.go"), []byte("package main\n\nfunc greet() {}\n"), 0o644))
-	ws, err := tools.NewWorkspace(root, ed, nil)
+	ws, err := workspace.New(root, ed, nil)
 	require.NoError(t, err)
 	return ws
 }
@@ -193,7 +195,7 @@ func TestLSPToolCancelled(t *testing.T) {
 func TestPatchDiagnosticsInterceptor(t *testing.T) {
 	fake := &fakeServers{}
 	ws := newWS(t, fake)
-	reg, err := tools.NewRegistry(tools.WorkspaceTools(ws)...)
+	reg, err := tools.NewRegistry(files.Tools(ws)...)
 	require.NoError(t, err)
 	require.NoError(t, reg.Intercept("patch", PatchDiagnostics(ws)))
 	main := filepath.Join(ws.Root, "main.go")

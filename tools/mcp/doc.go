@@ -7,4 +7,8 @@
 // adapter that turns each server tool into a tools.Tool: stable name and
 // spec bytes, an approval before every call, the read-only guard for
 // subagents, bounded results.
+//
+// It imports the tool contract (tools), the workspace (its state files) and
+// the permission rules (MCPRule), nothing else of Fido's; only the
+// composition root imports it.
 package mcp

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/permission"
 )
 
 // Config wires a Manager.
@@ -31,7 +32,7 @@ type Config struct {
 	// Rules, when set, are the command rules approvals go through (one
 	// mechanism for every approval): `allow mcp server/tool`, `deny mcp
 	// server`; "Always" choices add such rules.
-	Rules *tools.Permissions
+	Rules *permission.Store
 	// Transport, when set, replaces every server's transport (tests).
 	Transport func(ServerConfig) sdk.Transport
 }

@@ -434,7 +434,7 @@ func TestStateChangesAreReported(t *testing.T) {
 // rules file, and `deny mcp t` refuses every tool of the server unasked.
 func TestApprovalsGoThroughTheCommandRules(t *testing.T) {
 	ts := newTestServer()
-	rules, notice := tools.OpenPermissions(filepath.Join(t.TempDir(), "permissions.json"),
+	rules, notice := permission.OpenStore(filepath.Join(t.TempDir(), "permissions.json"),
 		[]permission.Rule{{Effect: permission.Deny, Command: "mcp t/write"}})
 	require.Empty(t, notice)
 	p := &fakePrompter{answers: []string{ApproveSession, ApproveWorkspace}}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
+	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 // Files in the workspace's state directory (never in the workspace).
@@ -66,7 +66,7 @@ func (t *trustStore) set(d trustDecision) error {
 	if err := os.MkdirAll(t.dir, 0o755); err != nil {
 		return err
 	}
-	return tools.WriteFileAtomic(path, b, 0o644)
+	return workspace.WriteFileAtomic(path, b, 0o644)
 }
 
 // approvals answers whether a server tool may run without asking: auto
@@ -80,7 +80,7 @@ type approvals struct {
 	path      string
 	// rules, when set, hold the session and workspace approvals (and any
 	// deny rule) as command rules; the older approvals file is still read.
-	rules *tools.Permissions
+	rules *permission.Store
 }
 
 func newApprovals(dir string, auto []string) *approvals {
@@ -116,7 +116,7 @@ func (a *approvals) allowed(server, tool string) bool {
 	if a.autoApproved(server, tool) {
 		return true
 	}
-	if a.rules != nil && a.rules.DecideAction(tools.MCPRule(server, tool)).Verdict == permission.Run {
+	if a.rules != nil && a.rules.DecideAction(permission.MCPRule(server, tool)).Verdict == permission.Run {
 		return true
 	}
 	a.mu.Lock()
@@ -130,7 +130,7 @@ func (a *approvals) refusedBy(server, tool string) *permission.Rule {
 	if a.rules == nil {
 		return nil
 	}
-	if d := a.rules.DecideAction(tools.MCPRule(server, tool)); d.Verdict == permission.Refuse {
+	if d := a.rules.DecideAction(permission.MCPRule(server, tool)); d.Verdict == permission.Refuse {
 		return d.Rule
 	}
 	return nil
@@ -138,7 +138,7 @@ func (a *approvals) refusedBy(server, tool string) *permission.Rule {
 
 func (a *approvals) allowSession(server, tool string) {
 	if a.rules != nil {
-		_ = a.rules.Add(permission.Rule{Effect: permission.Allow, Command: tools.MCPRule(server, tool)}, permission.OriginSession)
+		_ = a.rules.Add(permission.Rule{Effect: permission.Allow, Command: permission.MCPRule(server, tool)}, permission.OriginSession)
 		return
 	}
 	a.mu.Lock()
@@ -149,7 +149,7 @@ func (a *approvals) allowSession(server, tool string) {
 // allowWorkspace remembers the tool for this workspace (and this session).
 func (a *approvals) allowWorkspace(server, tool string) error {
 	if a.rules != nil {
-		return a.rules.Add(permission.Rule{Effect: permission.Allow, Command: tools.MCPRule(server, tool)}, permission.OriginWorkspace)
+		return a.rules.Add(permission.Rule{Effect: permission.Allow, Command: permission.MCPRule(server, tool)}, permission.OriginWorkspace)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -176,5 +176,5 @@ func (a *approvals) allowWorkspace(server, tool string) error {
 	if err := os.MkdirAll(filepath.Dir(a.path), 0o755); err != nil {
 		return err
 	}
-	return tools.WriteFileAtomic(a.path, b, 0o644)
+	return workspace.WriteFileAtomic(a.path, b, 0o644)
 }

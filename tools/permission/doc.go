@@ -13,6 +13,15 @@
 // Every command needs a rule, builtins such as cd and echo included. A deny
 // rule refuses at once.
 //
-// The package is pure: it reads no files and starts nothing. Storing rules
-// and asking the user belong to its callers.
+// The engine (Checker, Decide) is pure: it reads no files and starts
+// nothing. Store keeps the rules it decides with: the user's from setup(),
+// the workspace's (a file in the state directory, re-read only after it
+// changed and rewritten atomically under the state lock, so two Neovims on
+// one workspace never lose each other's rules) and this session's. The same
+// rules decide javascript_execute's network access (JSNetworkRule) and MCP
+// tools (MCPRule). Asking the user belongs to the callers (bash_exec,
+// javascript_execute, the MCP manager).
+//
+// It imports the workspace's state-file helpers and confined, nothing else
+// of Fido's; the tool contract does not import it.
 package permission

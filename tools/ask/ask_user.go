@@ -1,0 +1,135 @@
+package ask
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/fido-nvim/fido/tools"
+)
+
+//go:embed ask_user.md
+var askUserTemplate string
+
+const (
+	askMaxChoices = 3
+	// AskSomethingElse is the last item of a question with choices; it opens a free-text input.
+	AskSomethingElse = "Something else…"
+)
+
+// AskUserTool asks the user a question, with up to three suggested answers
+// and free text.
+type AskUserTool struct{ p tools.Prompter }
+
+// NewAskUserTool returns ask_user; p shows the question (nil: every call fails clearly).
+func NewAskUserTool(p tools.Prompter) *AskUserTool { return &AskUserTool{p: p} }
+
+type askUserParams struct {
+	Question string   `json:"question" jsonschema:"The question, short and self-contained."`
+	Choices  []string `json:"choices,omitempty" jsonschema:"Up to {{.MaxChoices}} distinct suggested answers. The user can always type something else."`
+}
+
+var askUserContract = tools.NewContract[askUserParams](askUserTemplate, tools.Vars{"MaxChoices": askMaxChoices, "SomethingElse": AskSomethingElse},
+	tools.MaxItems("choices", askMaxChoices))
+
+// askAnswer is the model-facing result; Choice is null for free text or no answer.
+type askAnswer struct {
+	Answer *string `json:"answer"`
+	Choice *int    `json:"choice"`
+	Note   string  `json:"note,omitempty"`
+}
+
+func (t *AskUserTool) Name() string         { return "ask_user" }
+func (t *AskUserTool) Description() string  { return askUserContract.Description() }
+func (t *AskUserTool) Access() tools.Access { return tools.ParentOnly }
+func (t *AskUserTool) Parameters() json.RawMessage {
+	return askUserContract.Parameters()
+}
+
+// Contract implements tools.Contracted.
+func (t *AskUserTool) Contract() *tools.Contract { return askUserContract }
+
+func (t *AskUserTool) SummarizeCall(args json.RawMessage) string {
+	var p askUserParams
+	_ = json.Unmarshal(args, &p)
+	return tools.OneLine(p.Question, 80)
+}
+
+func (t *AskUserTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
+	var p askUserParams
+	if err := tools.DecodeArgs(args, &p); err != nil {
+		return tools.ErrorResult("ask_user: %v", err), nil
+	}
+	question := strings.TrimSpace(p.Question)
+	if question == "" {
+		return tools.ErrorResult("ask_user: question is required"), nil
+	}
+	choices, err := askChoices(p.Choices)
+	if err != nil {
+		return tools.ErrorResult("ask_user: %v", err), nil
+	}
+	if t.p == nil {
+		return tools.ErrorResult("ask_user needs an editor to ask the user; continue with your best judgement and state your assumptions"), nil
+	}
+	if len(choices) > 0 {
+		idx, err := t.p.Select(ctx, question, append(choices, AskSomethingElse))
+		if err != nil {
+			return t.failed(ctx, err)
+		}
+		switch {
+		case idx >= 0 && idx < len(choices):
+			return askResult(choices[idx], &idx), nil
+		case idx != len(choices):
+			return askNoAnswer(), nil
+		}
+	}
+	text, ok, err := t.p.Input(ctx, question, "")
+	if err != nil {
+		return t.failed(ctx, err)
+	}
+	if text = strings.TrimSpace(text); !ok || text == "" {
+		return askNoAnswer(), nil
+	}
+	return askResult(text, nil), nil
+}
+
+// askChoices validates and normalizes the suggested answers: each on one
+// line, none empty, duplicates dropped, at most three.
+func askChoices(in []string) ([]string, error) {
+	if len(in) > askMaxChoices {
+		return nil, fmt.Errorf("at most %d choices are allowed, got %d (the user can always type another answer)", askMaxChoices, len(in))
+	}
+	var out []string
+	seen := map[string]bool{}
+	for i, c := range in {
+		c = strings.Join(strings.Fields(c), " ")
+		if c == "" {
+			return nil, fmt.Errorf("choice %d is empty", i+1)
+		}
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// failed turns a prompt error into the call's outcome: cancellation ends the
+// call (the registry reports it), anything else is a result the model reads.
+func (t *AskUserTool) failed(ctx context.Context, err error) (tools.Result, error) {
+	if ctx.Err() != nil {
+		return tools.Result{}, ctx.Err()
+	}
+	return tools.ErrorResult("ask_user: could not ask the user: %v", err), nil
+}
+
+func askResult(answer string, choice *int) tools.Result {
+	return tools.JSONResult(askAnswer{Answer: &answer, Choice: choice}, tools.OneLine(answer, 60))
+}
+
+func askNoAnswer() tools.Result {
+	return tools.JSONResult(askAnswer{Note: "The user closed the question without answering. Do not ask it again: " +
+		"continue with your best judgement and say what you assumed, or stop and explain what you need."}, "no answer")
+}

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package tools
-
-func protectedChild() int { return 0 }
