@@ -14,7 +14,7 @@ import (
 // Streaming text sends transcript ops only: the status (and the plan, which
 // can be large) go out only when they changed.
 func TestBatchesCarryOnlyWhatChanged(t *testing.T) {
-	u := newUI(func(context.Context, *Batch) error { return nil }, false, t.Logf, nil)
+	u := newUI(func(context.Context, *Batch) error { return nil }, t.Logf, nil)
 	first := u.take()
 	require.NotNil(t, first)
 	assert.NotNil(t, first.Status, "the first flush sends the status")
