@@ -194,10 +194,14 @@ func (t *Transcript) stream(kind entryKind, group, delta string) {
 	if !(t.open && t.kind == kind) {
 		t.newEntry(kind, true, line{group: group})
 	}
-	parts := splitLines(delta, group)
 	last := len(t.lines) - 1
-	t.lines[last].text = t.appendLast(last, parts[0].text)
 	t.touch(t.base + last)
+	if strings.IndexByte(delta, '\n') < 0 { // most deltas: a piece of one line
+		t.lines[last].text = t.appendLast(last, delta)
+		return
+	}
+	parts := splitLines(delta, group)
+	t.lines[last].text = t.appendLast(last, parts[0].text)
 	t.lines = append(t.lines, parts[1:]...)
 }
 
