@@ -3,63 +3,92 @@ package nvim
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 )
 
 // FlushInterval is the least time between two flushes into Neovim.
 const FlushInterval = 30 * time.Millisecond
 
+// flushSlack is how long past FlushInterval a change may wait for a later
+// one to carry its flush (see flusher); a stream of ~190 deltas/s sends one
+// every 5 ms, so in a stream the slack is never used.
+const flushSlack = FlushInterval / 2
+
 // flusher sends the UI's pending changes to Neovim: one batch in flight,
 // the next one collecting whatever changes meanwhile, at most one batch per
-// FlushInterval. A change only wakes it (wake never blocks); the goroutine
-// in run does the sending.
+// FlushInterval.
+//
+// A change after the interval wakes the flushing goroutine at once. A
+// change within it only arms a trailing timer, due flushSlack after the
+// interval, which the next change past the interval makes moot. While a
+// model streams, the flushes thus ride on the deltas' own wakeups instead
+// of a timer's: the host spends more on waking up than on the bytes.
 type flusher struct {
-	kick chan struct{}
+	kick     chan struct{}
+	due      atomic.Int64 // unix ns before which a change does not kick
+	armed    atomic.Bool  // the trailing timer is set for this interval
+	trailing *time.Timer
+
 	take func() *Batch // the pending batch, nil when nothing changed
 	send func(context.Context, *Batch) error
 	logf func(string, ...any)
 }
 
 func newFlusher(take func() *Batch, send func(context.Context, *Batch) error, logf func(string, ...any)) *flusher {
-	return &flusher{kick: make(chan struct{}, 1), take: take, send: send, logf: logf}
+	f := &flusher{kick: make(chan struct{}, 1), take: take, send: send, logf: logf}
+	f.trailing = time.AfterFunc(time.Hour, f.kickNow)
+	f.trailing.Stop()
+	return f
 }
 
-// wake schedules a flush.
+// wake schedules a flush for a change; it never blocks.
 func (f *flusher) wake() {
+	now := time.Now().UnixNano()
+	if due := f.due.Load(); now < due {
+		if f.armed.CompareAndSwap(false, true) {
+			f.trailing.Reset(time.Duration(due-now) + flushSlack)
+		}
+		return
+	}
+	f.kickNow()
+}
+
+func (f *flusher) kickNow() {
 	select {
 	case f.kick <- struct{}{}:
 	default:
 	}
 }
 
-// run sends a batch when woken, then waits out the interval, so changes
-// arriving meanwhile coalesce into the next batch. It returns when ctx ends.
+// run sends a batch whenever woken, until ctx ends.
 func (f *flusher) run(ctx context.Context) {
+	defer f.trailing.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-f.kick:
 		}
-		start := time.Now()
-		f.flush(ctx)
-		if wait := FlushInterval - time.Since(start); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
+		f.trailing.Stop()
+		f.armed.Store(false)
+		// Changes from here on wait for the interval (or the trailing
+		// timer); those made before the take below are in this batch.
+		f.due.Store(time.Now().Add(FlushInterval).UnixNano())
+		if !f.flush(ctx) {
+			f.due.Store(0) // nothing was sent: the next change need not wait
 		}
 	}
 }
 
-// flush sends the pending batch, if any.
-func (f *flusher) flush(ctx context.Context) {
-	if b := f.take(); b != nil {
-		if err := f.send(ctx, b); err != nil && !errors.Is(err, context.Canceled) {
-			f.logf("fido: render: %v", err)
-		}
+// flush sends the pending batch, if any, and reports whether there was one.
+func (f *flusher) flush(ctx context.Context) bool {
+	b := f.take()
+	if b == nil {
+		return false
 	}
+	if err := f.send(ctx, b); err != nil && !errors.Is(err, context.Canceled) {
+		f.logf("fido: render: %v", err)
+	}
+	return true
 }

@@ -35,6 +35,10 @@ type runSpec struct {
 	period    time.Duration // between deltas (0: as fast as the server sends)
 	lineEvery int           // a newline every this many deltas (0: one line)
 	idle      time.Duration // probe: how long
+	// floor: the floor reader reads the same script from a server of its
+	// own, alongside the paced run (same machine load over the same
+	// seconds) or right after a burst (which it would disturb).
+	floor bool
 }
 
 // result is what a run measured.
@@ -50,6 +54,7 @@ type result struct {
 	nvimRSS      int64         // after the run
 	applyMax     time.Duration
 	transcriptOK bool
+	floor        readerResult // when spec.floor
 }
 
 func (r result) pct(p float64) time.Duration {
@@ -164,12 +169,26 @@ end`, nil); err != nil {
 			done <- nil
 		}()
 	case fido:
+		floorDone := make(chan error, 1)
+		if spec.floor && spec.period > 0 {
+			go func() {
+				var err error
+				res.floor, err = floor(e, spec.deltas, spec.lineEvery, spec.period)
+				floorDone <- err
+			}()
+		} else {
+			floorDone <- nil
+		}
 		if err := v.ExecLua(`require("fido").submit("stream")`, nil); err != nil {
 			return res, err
 		}
 		go func() {
-			done <- poll(v, `require("fido").status().usage.calls == 1 and require("fido").status().state == "idle"`,
+			err := poll(v, `require("fido").status().usage.calls == 1 and require("fido").status().state == "idle"`,
 				time.Duration(spec.deltas)*50*time.Millisecond+30*time.Second)
+			if ferr := <-floorDone; err == nil && ferr != nil {
+				err = fmt.Errorf("floor: %w", ferr)
+			}
+			done <- err
 		}()
 	case naive:
 		cmd := exec.Command(e.self, readerArg, "-url", srv.URL()+"/chat/completions", "-sock", sock)
@@ -182,7 +201,13 @@ end`, nil); err != nil {
 	for {
 		select {
 		case err := <-done:
-			return finish(v, res, err, start, nvimPid, hostPid, nvim0, host0, flushes0, naiveOut.Bytes())
+			res, err = finish(v, res, err, start, nvimPid, hostPid, nvim0, host0, flushes0, naiveOut.Bytes())
+			if err == nil && spec.floor && spec.period == 0 {
+				if res.floor, err = floor(e, spec.deltas, spec.lineEvery, 0); err != nil {
+					err = fmt.Errorf("floor: %w", err)
+				}
+			}
+			return res, err
 		default:
 		}
 		t0 := time.Now()
