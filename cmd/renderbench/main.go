@@ -217,7 +217,6 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-
 // cpuFig shows CPU time, or (paced) the share of one core over wall.
 func cpuFig(cpu, wall time.Duration, paced bool) string {
 	if paced {
