@@ -70,14 +70,36 @@ func (f *flusher) run(ctx context.Context) {
 			return
 		case <-f.kick:
 		}
+		// A kick comes early only when a wake raced with the last flush;
+		// the interval holds regardless.
+		if wait := time.Duration(f.due.Load() - time.Now().UnixNano()); wait > 0 && !sleep(ctx, wait) {
+			return
+		}
 		f.trailing.Stop()
 		f.armed.Store(false)
 		// Changes from here on wait for the interval (or the trailing
-		// timer); those made before the take below are in this batch.
+		// timer). Those made before the take below are in this batch,
+		// so a kick they left is spent.
 		f.due.Store(time.Now().Add(FlushInterval).UnixNano())
+		select {
+		case <-f.kick:
+		default:
+		}
 		if !f.flush(ctx) {
 			f.due.Store(0) // nothing was sent: the next change need not wait
 		}
+	}
+}
+
+// sleep waits for d; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

@@ -125,12 +125,12 @@ func run(o options) error {
 func report(rs []result, o options) {
 	fmt.Println("Neovim while streaming (a second client's nvim_eval latency, writes into Neovim, Neovim's CPU and memory)")
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "run\tdeltas\twall\teval p50\tp99\tmax\twaits>16ms\twrites/s\tnvim CPU\tnvim RSS\tapply max\thost CPU\tok\t")
+	fmt.Fprintln(w, "run\tdeltas\twall\teval p50\tp99\tmax\twaits>16ms\twrites\twrites/s\tnvim CPU\tnvim RSS\tapply max\thost CPU\tok\t")
 	for _, r := range rs {
 		secs := r.wall.Seconds()
-		fmt.Fprintf(w, "%s\t%d\t%.2fs\t%s\t%s\t%s\t%d\t%.0f\t%s\t%s MB\t%s\t%s\t%v\t\n",
+		fmt.Fprintf(w, "%s\t%d\t%.2fs\t%s\t%s\t%s\t%d\t%d\t%.0f\t%s\t%s MB\t%s\t%s\t%v\t\n",
 			r.name, r.deltas, secs, ms(r.pct(0.5)), ms(r.pct(0.99)), ms(r.pct(1)), r.nOver16,
-			float64(r.writes)/secs, cpuFig(r.nvimCPU, r.wall, r.period > 0 || r.renderer == probe), mb(r.nvimRSS),
+			r.writes, float64(r.writes)/secs, cpuFig(r.nvimCPU, r.wall, r.period > 0 || r.renderer == probe), mb(r.nvimRSS),
 			ms(r.applyMax), cpuFig(r.hostCPU, r.wall, r.period > 0), r.transcriptOK)
 	}
 	w.Flush()
