@@ -26,7 +26,8 @@ const flushSlack = FlushInterval / 2
 // of a timer's: the host spends more on waking up than on the bytes.
 type flusher struct {
 	kick     chan struct{}
-	due      atomic.Int64 // unix ns before which a change does not kick
+	epoch    time.Time    // due counts from here, on the monotonic clock
+	due      atomic.Int64 // ns since epoch before which a change does not kick
 	armed    atomic.Bool  // the trailing timer is set for this interval
 	trailing *time.Timer
 
@@ -36,7 +37,7 @@ type flusher struct {
 }
 
 func newFlusher(take func() *Batch, send func(context.Context, *Batch) error, logf func(string, ...any)) *flusher {
-	f := &flusher{kick: make(chan struct{}, 1), take: take, send: send, logf: logf}
+	f := &flusher{kick: make(chan struct{}, 1), epoch: time.Now(), take: take, send: send, logf: logf}
 	f.trailing = time.AfterFunc(time.Hour, f.kickNow)
 	f.trailing.Stop()
 	return f
@@ -44,7 +45,7 @@ func newFlusher(take func() *Batch, send func(context.Context, *Batch) error, lo
 
 // wake schedules a flush for a change; it never blocks.
 func (f *flusher) wake() {
-	now := time.Now().UnixNano()
+	now := f.now()
 	if due := f.due.Load(); now < due {
 		if f.armed.CompareAndSwap(false, true) {
 			f.trailing.Reset(time.Duration(due-now) + flushSlack)
@@ -53,6 +54,9 @@ func (f *flusher) wake() {
 	}
 	f.kickNow()
 }
+
+// now is the time since epoch in ns; a wall-clock step does not move it.
+func (f *flusher) now() int64 { return int64(time.Since(f.epoch)) }
 
 func (f *flusher) kickNow() {
 	select {
@@ -72,7 +76,7 @@ func (f *flusher) run(ctx context.Context) {
 		}
 		// A kick comes early only when a wake raced with the last flush;
 		// the interval holds regardless.
-		if wait := time.Duration(f.due.Load() - time.Now().UnixNano()); wait > 0 && !sleep(ctx, wait) {
+		if wait := time.Duration(f.due.Load() - f.now()); wait > 0 && !sleep(ctx, wait) {
 			return
 		}
 		f.trailing.Stop()
@@ -80,7 +84,7 @@ func (f *flusher) run(ctx context.Context) {
 		// Changes from here on wait for the interval (or the trailing
 		// timer). Those made before the take below are in this batch,
 		// so a kick they left is spent.
-		f.due.Store(time.Now().Add(FlushInterval).UnixNano())
+		f.due.Store(f.now() + int64(FlushInterval))
 		select {
 		case <-f.kick:
 		default:

@@ -37,6 +37,7 @@ func main() {
 	line := flag.Int("line", 16, "a newline every this many deltas (0: one long line)")
 	only := flag.String("only", "", "comma-separated runs to do (burst, paced, oneline, naive-burst, naive-paced, baseline); default all")
 	repeat := flag.Int("repeat", 1, "do the burst and the paced run this many times (medians beside the floor)")
+	flag.BoolVar(&writeEach, "write-each", false, "the burst's server writes every delta on its own (noisy: see writeEach)")
 	bin := flag.String("fido", "", "the fido binary to measure (default: go build ./cmd/fido)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of each host run to PREFIX.<run>.<pid> (FIDO_CPUPROFILE)")
 	flag.Parse()
@@ -112,6 +113,9 @@ func run(o options) error {
 		for i := 0; i < n; i++ {
 			fmt.Fprintf(os.Stderr, "renderbench: %s (%d deltas)…\n", s.name, s.deltas)
 			r, err := measure(e, s, filepath.Join(e.tmp, strconv.Itoa(len(rs))))
+			if err == nil && s.floor && s.period == 0 {
+				r.floor, err = floor(e, s.deltas, s.lineEvery, 0)
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}

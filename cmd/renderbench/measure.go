@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,7 +38,8 @@ type runSpec struct {
 	idle      time.Duration // probe: how long
 	// floor: the floor reader reads the same script from a server of its
 	// own, alongside the paced run (same machine load over the same
-	// seconds) or right after a burst (which it would disturb).
+	// seconds) or, once Neovim is closed, right after a burst (which it
+	// would disturb).
 	floor bool
 }
 
@@ -71,18 +73,42 @@ type env struct {
 	profile                  string // FIDO_CPUPROFILE prefix for the host, "" for none
 }
 
-// script streams n deltas ("word " pieces, a newline every lineEvery), paced.
+// writeEach makes a burst's server write (and flush) every delta on its
+// own, as a paced stream does. Then the reader's cost depends on a race:
+// ahead of the server it wakes up once per delta, behind it one read
+// brings many; hosts and floor alike vary by 3-5× from run to run.
+var writeEach bool
+
+// script streams n deltas ("word " pieces, a newline every lineEvery),
+// each written on its own every period; a burst (period 0) is written at
+// once (see writeEach), the stream a fast upstream delivers in few reads.
 func script(n, lineEvery int, period time.Duration) *llmtest.ReplyBuilder {
+	piece := func(i int) string {
+		if lineEvery > 0 && i%lineEvery == lineEvery-1 {
+			return "word\n"
+		}
+		return "word "
+	}
 	r := llmtest.Reply()
+	if period == 0 && !writeEach {
+		// The chunks llmtest writes, in one write.
+		env := `data: {"id":"gen-llmtest-1","provider":"llmtest","model":"bench/model","object":"chat.completion.chunk","created":` +
+			strconv.Itoa(llmtest.Created) + `,"choices":`
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			text, _ := json.Marshal(piece(i))
+			b.WriteString(env + `[{"index":0,"delta":{"content":` + string(text) + `},"finish_reason":null,"native_finish_reason":null}]}` + "\n\n")
+		}
+		b.WriteString(env + `[],"usage":{"prompt_tokens":100,"completion_tokens":` + strconv.Itoa(n) + `,"total_tokens":` + strconv.Itoa(100+n) +
+			`,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0},"cost":0.001}}` + "\n\n")
+		b.WriteString(env + `[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop","native_finish_reason":"stop"}]}` + "\n\n")
+		return r.Raw(b.String())
+	}
 	if period > 0 {
 		r.Pace(period)
 	}
 	for i := 0; i < n; i++ {
-		if lineEvery > 0 && i%lineEvery == lineEvery-1 {
-			r.Content("word\n")
-		} else {
-			r.Content("word ")
-		}
+		r.Content(piece(i))
 	}
 	return r.Usage(100, n, 0, 0.001).Finish("stop")
 }
@@ -201,13 +227,7 @@ end`, nil); err != nil {
 	for {
 		select {
 		case err := <-done:
-			res, err = finish(v, res, err, start, nvimPid, hostPid, nvim0, host0, flushes0, naiveOut.Bytes())
-			if err == nil && spec.floor && spec.period == 0 {
-				if res.floor, err = floor(e, spec.deltas, spec.lineEvery, 0); err != nil {
-					err = fmt.Errorf("floor: %w", err)
-				}
-			}
-			return res, err
+			return finish(v, res, err, start, nvimPid, hostPid, nvim0, host0, flushes0, naiveOut.Bytes())
 		default:
 		}
 		t0 := time.Now()
