@@ -1,9 +1,10 @@
 # Fido for Neovim. `make` builds bin/fido and doc/tags; `make run` starts
 # Neovim with Fido on this directory; `make test` runs vet, gofmt and every
-# test with -race; `make bench` measures rendering and tool speed against
-# naive code, rg and fd, the provider's stream reader against a floor
-# reader, and the cost of one javascript_execute call; `make lint` runs
-# staticcheck, the go.mod tidiness check, gofmt, StyLua and the
+# test with -race; `make bench` measures streaming (Neovim's latency and
+# memory, bin/fido's CPU beside a floor reader, a naive renderer), tool
+# speed against naive code, rg and fd, the provider's stream reader against
+# a floor reader, and the cost of one javascript_execute call; `make lint`
+# runs staticcheck, the go.mod tidiness check, gofmt, StyLua and the
 # darwin/windows cross-builds (tools come from scripts/ensure-tools).
 GO      ?= go
 NVIM_BIN ?= nvim
@@ -64,8 +65,9 @@ test: build fmt-check vet
 
 bench: build bench-render bench-tools bench-provider bench-js bench-conversations
 
+# BENCH_FLAGS, e.g. -repeat 3 or -cpuprofile /tmp/fido.prof (see cmd/renderbench).
 bench-render: build
-	$(GO) run ./cmd/renderbench
+	$(GO) run ./cmd/renderbench -fido bin/fido $(BENCH_FLAGS)
 
 bench-tools:
 	@command -v rg >/dev/null && command -v fdfind >/dev/null || \

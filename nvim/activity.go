@@ -112,3 +112,29 @@ func oneLine(s string) string {
 
 // truncateRunes bounds s to n characters, marking a cut with "…".
 func truncateRunes(s string, n int) string { return tools.ShortenTo(s, n) }
+
+// activitySurface is the subagent bar. Not safe for concurrent use (UI
+// guards it).
+type activitySurface struct {
+	sub   *agent.SubagentStatus // nil: no subagent runs, the bar is hidden
+	dirty bool
+}
+
+// set shows s (a copy; nil hides the bar).
+func (a *activitySurface) set(s *agent.SubagentStatus) {
+	if s != nil {
+		c := *s
+		s = &c
+	}
+	a.sub, a.dirty = s, true
+}
+
+// take puts the bar's payload into b when it changed.
+func (a *activitySurface) take(b *Batch) {
+	if !a.dirty {
+		return
+	}
+	v := ActivityView(a.sub)
+	b.Activity = &v
+	a.dirty = false
+}

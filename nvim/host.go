@@ -50,10 +50,6 @@ type RunConfig struct {
 	NewBackend func(ui *UI, editor tools.Editor) (Backend, error)
 }
 
-// RenderEnv selects the renderer: "naive" writes every delta at once (only
-// the render benchmark's baseline uses it); anything else coalesces.
-const RenderEnv = "FIDO_RENDER"
-
 // ProtectStdout points os.Stdout at stderr, so a stray print cannot corrupt
 // the RPC stream, and returns the real stdout for RunConfig.Out.
 func ProtectStdout() (rpcOut *os.File) {
@@ -96,7 +92,7 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	h := &host{v: v, logf: logf, calls: make(chan func(Backend), 256), ready: make(chan struct{})}
 	go h.work(ctx)
 	h.prompts = newPrompts(func(code string, args ...any) error { return v.ExecLua(code, nil, args...) })
-	h.ui = newUI(h.sendBatch, os.Getenv(RenderEnv) == "naive", logf, h.prompts)
+	h.ui = newUI(h.sendBatch, logf, h.prompts)
 	if err := h.register(); err != nil {
 		return err
 	}
@@ -158,18 +154,13 @@ func (h *host) start(cfg RunConfig) error {
 	if err := h.v.ExecLua(`return require("fido.host").connected(...)`, &hi, chanID); err != nil {
 		return fmt.Errorf("handshake: %w", err)
 	}
-	h.ui.mu.Lock()
-	h.ui.dims = hi.Dims
-	h.ui.planOptions = PlanOptions{MinWidth: hi.Plan.MinWidth, Width: hi.Plan.Width}
-	if hi.Plan.AutoShow != nil && !*hi.Plan.AutoShow {
-		h.ui.planHidden = true
-	}
-	h.ui.mu.Unlock()
+	h.ui.startLayout(hi.Dims, PlanOptions{MinWidth: hi.Plan.MinWidth, Width: hi.Plan.Width},
+		hi.Plan.AutoShow == nil || *hi.Plan.AutoShow)
 
 	b, err := cfg.NewBackend(h.ui, &Editor{v: h.v, lsp: &h.lsp, chanID: chanID})
 	if err != nil {
 		h.ui.Error(err.Error())
-		h.ui.flushNow()
+		h.ui.flusher.flush(context.Background())
 		return fmt.Errorf("backend: %w", err)
 	}
 	fctx, stop := context.WithCancel(context.Background())
@@ -179,10 +170,10 @@ func (h *host) start(cfg RunConfig) error {
 	h.mu.Unlock()
 	go func() {
 		defer close(done)
-		h.ui.run(fctx)
+		h.ui.flusher.run(fctx)
 	}()
 	close(h.ready)
-	h.ui.update(func() {})
+	h.ui.flusher.wake()
 	return nil
 }
 
@@ -281,11 +272,7 @@ func (h *host) register() error {
 			case "hide": // window state only: the plan itself is untouched
 				h.ui.planClosed()
 			case "toggle":
-				if h.ui.planIsVisible() {
-					h.ui.planClosed()
-				} else {
-					h.ui.ShowPlan(false)
-				}
+				h.ui.togglePlan()
 			default:
 				h.withBackend("plan", func(b Backend) { b.Plan(arg) })
 			}
@@ -355,13 +342,4 @@ func (h *host) register() error {
 		}
 	}
 	return nil
-}
-
-// flushNow sends pending changes at once (used before giving up).
-func (u *UI) flushNow() {
-	if b := u.take(); b != nil {
-		if err := u.send(context.Background(), b); err != nil {
-			u.logf("fido: render: %v", err)
-		}
-	}
 }

@@ -71,3 +71,83 @@ func PlanView(p *plan.Plan, dims EditorDims, visible, focus bool, opts PlanOptio
 	}
 	return out
 }
+
+// planSurface is the plan float and status().plan: the plan, whether the
+// window is (to be) shown, the editor size it is laid out for, and what
+// the next batch must carry. Not safe for concurrent use (UI guards it).
+type planSurface struct {
+	plan    *plan.Plan
+	hidden  bool // the user closed the window: no auto-show until show
+	shown   bool // show made it visible even without items
+	focus   bool // the next payload focuses the window
+	dims    EditorDims
+	options PlanOptions
+
+	viewDirty  bool // the float needs a new payload
+	stateDirty bool // status().plan changed
+}
+
+// configure sets what Lua reported at the handshake.
+func (p *planSurface) configure(dims EditorDims, opts PlanOptions, autoShow bool) {
+	p.dims, p.options = dims, opts
+	if !autoShow {
+		p.hidden = true
+	}
+}
+
+func (p *planSurface) set(pl *plan.Plan) {
+	p.plan = pl
+	p.viewDirty, p.stateDirty = true, true
+}
+
+// show makes the float visible (focused if asked) until the user closes it.
+func (p *planSurface) show(focus bool) {
+	p.hidden, p.shown, p.viewDirty = false, true, true
+	p.focus = p.focus || focus
+}
+
+// closed records that the user closed the float.
+func (p *planSurface) closed() {
+	p.hidden, p.shown, p.focus, p.viewDirty = true, false, false, true
+}
+
+// toggle closes a visible float and shows a hidden one.
+func (p *planSurface) toggle() {
+	if p.visible() {
+		p.closed()
+	} else {
+		p.show(false)
+	}
+}
+
+func (p *planSurface) resized(d EditorDims) {
+	if d != p.dims {
+		p.dims = d
+		p.viewDirty = true
+	}
+}
+
+// visible reports whether the float is (to be) shown.
+func (p *planSurface) visible() bool {
+	if p.shown {
+		return true
+	}
+	return !p.hidden && p.plan != nil && len(p.plan.Items) > 0
+}
+
+func (p *planSurface) dirty() bool { return p.viewDirty || p.stateDirty }
+
+// take puts into b the float's payload (require("fido.planwin").apply) when
+// the plan, its visibility, the focus request or the editor size changed,
+// and status().plan when the plan changed.
+func (p *planSurface) take(b *Batch) {
+	if p.stateDirty {
+		b.PlanState = &PlanState{Plan: p.plan}
+		p.stateDirty = false
+	}
+	if p.viewDirty {
+		v := PlanView(p.plan, p.dims, p.visible(), p.focus, p.options)
+		b.Plan = &v
+		p.focus, p.viewDirty = false, false
+	}
+}

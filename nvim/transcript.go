@@ -2,7 +2,6 @@ package nvim
 
 import (
 	"strings"
-	"unsafe"
 
 	"github.com/fido-nvim/fido/tools/secret"
 )
@@ -82,8 +81,9 @@ type Transcript struct {
 	// grow backs the text of the streamed last line, so appending a delta
 	// is amortized O(len(delta)) instead of copying the whole line: a
 	// minified file streamed as one 100 KB line made the host spend 0.6 s
-	// of CPU on string copies. growID is the absolute id of that line.
-	grow   []byte
+	// of CPU on string copies. A Builder only appends, so the strings it
+	// returned earlier never change. growID is the absolute id of that line.
+	grow   strings.Builder
 	growID int
 }
 
@@ -194,29 +194,37 @@ func (t *Transcript) stream(kind entryKind, group, delta string) {
 	if !(t.open && t.kind == kind) {
 		t.newEntry(kind, true, line{group: group})
 	}
-	parts := splitLines(delta, group)
 	last := len(t.lines) - 1
-	t.lines[last].text = t.appendLast(last, parts[0].text)
 	t.touch(t.base + last)
+	if strings.IndexByte(delta, '\n') < 0 { // most deltas: a piece of one line
+		t.lines[last].text = t.appendLast(last, delta)
+		return
+	}
+	parts := splitLines(delta, group)
+	t.lines[last].text = t.appendLast(last, parts[0].text)
 	t.lines = append(t.lines, parts[1:]...)
 }
 
-// appendLast returns lines[last].text+s. The bytes of a grow buffer are never
-// written again below its length, and a new line gets a new buffer, so the
-// strings viewing it stay immutable (unsafe.String's contract).
+// minGrow is the least room a streamed line starts with: a typical line of
+// prose fits after one doubling.
+const minGrow = 64
+
+// appendLast returns lines[last].text+s, appending to the grow builder while
+// the line still holds what the builder built (the comparison is O(1) then:
+// the same bytes at the same address) and starting a new builder otherwise.
 func (t *Transcript) appendLast(last int, s string) string {
 	if s == "" {
 		return t.lines[last].text
 	}
 	cur := t.lines[last].text
-	// Reuse the buffer only while the line is still exactly its view.
-	if id := t.base + last; id != t.growID || len(t.grow) == 0 || len(cur) != len(t.grow) ||
-		unsafe.StringData(cur) != unsafe.SliceData(t.grow) {
-		t.grow = append(make([]byte, 0, 2*(len(cur)+len(s))), cur...)
+	if id := t.base + last; id != t.growID || t.grow.Len() == 0 || cur != t.grow.String() {
+		t.grow = strings.Builder{}
+		t.grow.Grow(max(2*(len(cur)+len(s)), minGrow))
+		t.grow.WriteString(cur)
 		t.growID = id
 	}
-	t.grow = append(t.grow, s...)
-	return unsafe.String(unsafe.SliceData(t.grow), len(t.grow))
+	t.grow.WriteString(s)
+	return t.grow.String()
 }
 
 // Reasoning streams reasoning text (dimmed).

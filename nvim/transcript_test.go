@@ -212,11 +212,37 @@ func TestTranscriptLongStreamedLine(t *testing.T) {
 	assert.Equal(t, want.String(), got, "an earlier line's text never changes under it")
 }
 
+// BenchmarkTranscriptLongLine streams a 100 KB answer on one line, flushed
+// every 500 deltas (what the burst's flushes see).
 func BenchmarkTranscriptLongLine(b *testing.B) {
+	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		tr := NewTranscript(0)
 		for j := 0; j < 20000; j++ {
 			tr.Content("word ")
+			if j%500 == 499 {
+				tr.Flush()
+			}
+		}
+		tr.Flush()
+	}
+}
+
+// BenchmarkTranscriptStream streams 20,000 deltas with a newline every
+// 16th, flushed every 6 deltas (190 deltas/s at FlushInterval).
+func BenchmarkTranscriptStream(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		tr := NewTranscript(0)
+		for j := 0; j < 20000; j++ {
+			if j%16 == 15 {
+				tr.Content("word\n")
+			} else {
+				tr.Content("word ")
+			}
+			if j%6 == 5 {
+				tr.Flush()
+			}
 		}
 		tr.Flush()
 	}

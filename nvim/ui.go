@@ -4,21 +4,18 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 
 	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
 )
 
-// FlushInterval is the least time between two flushes into Neovim.
-const FlushInterval = 30 * time.Millisecond
-
-// Batch is what one flush sends to require("fido.bridge").apply.
+// Batch is what one flush sends to require("fido.bridge").apply: each
+// surface's part when it changed.
 type Batch struct {
 	Transcript *TranscriptOps   `msgpack:"transcript,omitempty"`
 	Status     *Status          `msgpack:"status,omitempty"`
-	Plan       any              `msgpack:"plan,omitempty"`
+	Plan       *PlanPayload     `msgpack:"plan,omitempty"`
 	Activity   *ActivityPayload `msgpack:"activity,omitempty"`
 	Draft      *string          `msgpack:"draft,omitempty"`
 	// PlanState carries the normalized plan for status().plan, only when it
@@ -35,315 +32,158 @@ type PlanState struct {
 	Plan *plan.Plan `msgpack:"plan"`
 }
 
-// UsageStatus is a usage total as Lua sees it.
-type UsageStatus struct {
-	Calls      int     `msgpack:"calls"`
-	Input      int64   `msgpack:"input"`
-	Output     int64   `msgpack:"output"`
-	CacheRead  int64   `msgpack:"cache_read"`
-	CacheWrite int64   `msgpack:"cache_write"`
-	Cost       float64 `msgpack:"cost"`
+// inputRequests are one-shot requests for the input window and the layout.
+type inputRequests struct {
+	draft *string // text to put back into the input
+	quit  bool    // close Fido's windows
 }
 
-// SubagentStatusView is the status table's subagent entry.
-type SubagentStatusView struct {
-	AgentID   string `msgpack:"agent_id"`
-	Phase     string `msgpack:"phase"`
-	Detail    string `msgpack:"detail"`
-	ElapsedMS int64  `msgpack:"elapsed_ms"`
+func (r *inputRequests) dirty() bool { return r.draft != nil || r.quit }
+
+func (r *inputRequests) take(b *Batch) {
+	b.Draft, r.draft = r.draft, nil
+	b.Quit, r.quit = r.quit, false
 }
 
-// Status is the snapshot behind require("fido").status().
-type Status struct {
-	State         string              `msgpack:"state"`
-	Model         string              `msgpack:"model"`
-	Reasoning     string              `msgpack:"reasoning"`
-	Root          string              `msgpack:"root"`
-	Edits         string              `msgpack:"edits"`
-	Context       ContextStatus       `msgpack:"context"`
-	Mode          string              `msgpack:"mode"`
-	Usage         UsageStatus         `msgpack:"usage"`
-	SubagentUsage UsageStatus         `msgpack:"subagent_usage"`
-	Plan          *plan.Plan          `msgpack:"plan,omitempty"`
-	Subagent      *SubagentStatusView `msgpack:"subagent,omitempty"`
-	// Flushes counts the batches the host sent so far (this one included).
-	Flushes int64 `msgpack:"flushes"`
-}
-
-// ContextStatus is status().context: the estimated size of the next request
-// and the budget it is kept under, in tokens.
-type ContextStatus struct {
-	Used  int `msgpack:"used"`
-	Limit int `msgpack:"limit"`
-}
-
-func usageStatus(u agent.Usage) UsageStatus {
-	return UsageStatus{Calls: u.Calls, Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Cost: u.Cost}
-}
-
-// UI implements agent.UI for Neovim. Every method records state and schedules
-// a flush; one flusher goroutine sends at most one batch per FlushInterval,
-// as one ExecLua call. Safe for use from any goroutine.
+// UI implements agent.UI for Neovim. Its state is kept per surface (the
+// transcript, the status, the plan float, the subagent bar, the input's
+// requests), each knowing what changed since the last batch; one mutex
+// guards them all. Every change wakes the flusher, which sends at most one
+// batch per FlushInterval as one ExecLua call. Safe for use from any
+// goroutine.
 type UI struct {
-	mu     sync.Mutex
-	tr     *Transcript
-	status Status
-	dirty  bool // status changed since the last flush
+	mu         sync.Mutex
+	transcript *Transcript
+	status     statusSurface
+	plan       planSurface
+	activity   activitySurface
+	input      inputRequests
+	flushes    int64 // batches taken so far
 
-	flushes int64
-
-	planHidden  bool // the user closed the window: no auto-show until ShowPlan
-	planShown   bool // ShowPlan made it visible even without items
-	planFocus   bool // the next plan payload focuses the window
-	planDirty   bool // the plan window needs a new payload
-	planState   bool // status().plan changed
-	dims        EditorDims
-	sub         *agent.SubagentStatus
-	subDirty    bool
-	draft       *string
-	quit        bool
-	planOptions PlanOptions
-
-	kick  chan struct{}
-	send  func(ctx context.Context, b *Batch) error
-	naive bool
-	sendM sync.Mutex // naive mode: serializes the per-delta writes
-	logf  func(string, ...any)
-
+	flusher *flusher
 	prompts *prompts
 }
 
-// newUI returns a UI that writes through send. naive writes every change at
-// once from the calling goroutine (the bench's baseline), never coalescing.
-func newUI(send func(context.Context, *Batch) error, naive bool, logf func(string, ...any), p *prompts) *UI {
+// newUI returns a UI whose flusher writes through send.
+func newUI(send func(context.Context, *Batch) error, logf func(string, ...any), p *prompts) *UI {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &UI{
-		tr:      NewTranscript(MaxEntries),
-		status:  Status{State: string(agent.StateIdle)},
-		dirty:   true,
-		kick:    make(chan struct{}, 1),
-		send:    send,
-		naive:   naive,
-		logf:    logf,
-		prompts: p,
+	u := &UI{
+		transcript: NewTranscript(MaxEntries),
+		status:     newStatusSurface(),
+		prompts:    p,
 	}
+	u.flusher = newFlusher(u.take, send, logf)
+	return u
 }
 
-// update runs f under the lock and schedules a flush. f sets the dirty flags
-// of what it changed: transcript edits alone send no status.
+// update runs f under the lock and wakes the flusher. f marks what it
+// changed: transcript edits alone send no status.
 func (u *UI) update(f func()) {
 	u.mu.Lock()
 	f()
 	u.mu.Unlock()
-	if u.naive {
-		u.sendM.Lock()
-		defer u.sendM.Unlock()
-		if b := u.take(); b != nil {
-			if err := u.send(context.Background(), b); err != nil {
-				u.logf("fido: render: %v", err)
-			}
-		}
-		return
-	}
-	select {
-	case u.kick <- struct{}{}:
-	default:
-	}
+	u.flusher.wake()
 }
 
 // take builds the pending batch (nil when nothing changed) and marks it sent.
 func (u *UI) take() *Batch {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if !u.dirty && !u.tr.Dirty() && !u.planDirty && !u.planState && !u.subDirty && u.draft == nil && !u.quit {
+	if !u.status.dirty && !u.transcript.Dirty() && !u.plan.dirty() && !u.activity.dirty && !u.input.dirty() {
 		return nil
 	}
-	b := &Batch{}
-	if u.tr.Dirty() {
-		ops := u.tr.Flush()
+	u.flushes++
+	b := &Batch{Flushes: u.flushes}
+	if u.transcript.Dirty() {
+		ops := u.transcript.Flush()
 		b.Transcript = &ops
 	}
-	u.flushes++
-	u.status.Flushes = u.flushes
-	b.Flushes = u.flushes
-	if u.dirty {
-		st := u.status
-		st.Plan = nil // sent as PlanState, only when it changed
-		b.Status = &st
-	}
-	if u.planState {
-		b.PlanState = &PlanState{Plan: u.status.Plan}
-		u.planState = false
-	}
-	// The plan float's payload (require("fido.planwin").apply), whenever the
-	// plan, its visibility, the focus request or the editor size changed.
-	if u.planDirty {
-		b.Plan = PlanView(u.status.Plan, u.dims, u.planVisible(), u.planFocus, u.planOptions)
-		u.planFocus = false
-	}
-	u.planDirty = false
-	if u.subDirty {
-		a := ActivityView(u.sub)
-		b.Activity = &a
-		u.subDirty = false
-	}
-	b.Draft, u.draft = u.draft, nil
-	b.Quit, u.quit = u.quit, false
-	u.dirty = false
+	u.status.take(b, u.flushes)
+	u.plan.take(b)
+	u.activity.take(b)
+	u.input.take(b)
 	return b
 }
 
-// planIsVisible reports whether the plan window is (to be) shown.
-func (u *UI) planIsVisible() bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.planVisible()
-}
-
-func (u *UI) planVisible() bool {
-	if u.planShown {
-		return true
-	}
-	return !u.planHidden && u.status.Plan != nil && len(u.status.Plan.Items) > 0
-}
-
-// run is the flusher: it sends a batch when kicked, then waits out the
-// interval, so deltas arriving meanwhile coalesce into the next batch.
-func (u *UI) run(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-u.kick:
-		}
-		start := time.Now()
-		if b := u.take(); b != nil {
-			if err := u.send(ctx, b); err != nil && !errors.Is(err, context.Canceled) {
-				u.logf("fido: render: %v", err)
-			}
-		}
-		if wait := FlushInterval - time.Since(start); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-		}
-	}
+// startLayout applies what Lua reported at the handshake: the editor size
+// and the plan float's options.
+func (u *UI) startLayout(dims EditorDims, opts PlanOptions, autoShowPlan bool) {
+	u.update(func() { u.plan.configure(dims, opts, autoShowPlan) })
 }
 
 // Info implements agent.UI.
-func (u *UI) Info(i agent.SessionInfo) {
-	u.update(func() {
-		u.status.Model, u.status.Reasoning, u.status.Root = i.Model, i.Reasoning, i.Root
-		u.status.Edits = i.Edits
-		u.status.Context = ContextStatus{Used: i.ContextUsed, Limit: i.ContextLimit}
-		u.status.Mode = i.Mode
-		u.dirty = true
-	})
-}
+func (u *UI) Info(i agent.SessionInfo) { u.update(func() { u.status.info(i) }) }
 
 // SetState implements agent.UI.
 func (u *UI) SetState(s agent.TurnState) {
 	u.update(func() {
-		u.status.State = string(s)
-		u.dirty = true
+		u.status.state(s)
 		if s == agent.StateIdle {
-			u.tr.EndTurn()
+			u.transcript.EndTurn()
 		}
 	})
 }
 
 // UserText implements agent.UI.
-func (u *UI) UserText(text string) { u.update(func() { u.tr.User(text) }) }
+func (u *UI) UserText(text string) { u.update(func() { u.transcript.User(text) }) }
 
 // Reasoning implements agent.UI.
-func (u *UI) Reasoning(delta string) { u.update(func() { u.tr.Reasoning(delta) }) }
+func (u *UI) Reasoning(delta string) { u.update(func() { u.transcript.Reasoning(delta) }) }
 
 // Content implements agent.UI.
-func (u *UI) Content(delta string) { u.update(func() { u.tr.Content(delta) }) }
+func (u *UI) Content(delta string) { u.update(func() { u.transcript.Content(delta) }) }
 
 // ToolCall implements agent.UI.
 func (u *UI) ToolCall(id, name, summary string) {
-	u.update(func() { u.tr.ToolCall(id, name, summary) })
+	u.update(func() { u.transcript.ToolCall(id, name, summary) })
 }
 
 // ToolResult implements agent.UI.
 func (u *UI) ToolResult(id, name, summary string, isError bool) {
-	u.update(func() { u.tr.ToolResult(id, name, summary, isError) })
+	u.update(func() { u.transcript.ToolResult(id, name, summary, isError) })
 }
 
 // Error implements agent.UI.
-func (u *UI) Error(msg string) { u.update(func() { u.tr.Error(msg) }) }
+func (u *UI) Error(msg string) { u.update(func() { u.transcript.Error(msg) }) }
 
 // Notice implements agent.UI.
-func (u *UI) Notice(msg string) { u.update(func() { u.tr.Notice(msg) }) }
+func (u *UI) Notice(msg string) { u.update(func() { u.transcript.Notice(msg) }) }
 
 // Usage implements agent.UI.
 func (u *UI) Usage(total, subagent agent.Usage) {
-	u.update(func() {
-		u.status.Usage, u.status.SubagentUsage = usageStatus(total), usageStatus(subagent)
-		u.dirty = true
-	})
+	u.update(func() { u.status.usage(total, subagent) })
 }
 
 // Plan implements agent.UI.
-func (u *UI) Plan(p *plan.Plan) {
-	u.update(func() {
-		u.status.Plan = p
-		u.planDirty, u.planState = true, true
-	})
-}
+func (u *UI) Plan(p *plan.Plan) { u.update(func() { u.plan.set(p) }) }
 
 // ShowPlan implements agent.UI.
-func (u *UI) ShowPlan(focus bool) {
-	u.update(func() {
-		u.planHidden, u.planShown, u.planDirty = false, true, true
-		u.planFocus = u.planFocus || focus
-	})
-}
+func (u *UI) ShowPlan(focus bool) { u.update(func() { u.plan.show(focus) }) }
 
 // planClosed records that the user closed the plan window.
-func (u *UI) planClosed() {
-	u.update(func() { u.planHidden, u.planShown, u.planFocus, u.planDirty = true, false, false, true })
-}
+func (u *UI) planClosed() { u.update(u.plan.closed) }
+
+// togglePlan closes a visible plan window and shows a hidden one.
+func (u *UI) togglePlan() { u.update(u.plan.toggle) }
 
 // resized records the editor size (the plan float is laid out from it).
-func (u *UI) resized(d EditorDims) {
-	u.update(func() {
-		if d != u.dims {
-			u.dims = d
-			u.planDirty = true
-		}
-	})
-}
+func (u *UI) resized(d EditorDims) { u.update(func() { u.plan.resized(d) }) }
 
 // Subagent implements agent.UI.
 func (u *UI) Subagent(s *agent.SubagentStatus) {
 	u.update(func() {
-		if s != nil {
-			c := *s
-			s = &c
-		}
-		u.sub, u.subDirty = s, true
-		u.status.Subagent = nil
-		if s != nil {
-			u.status.Subagent = &SubagentStatusView{AgentID: s.AgentID, Phase: s.Phase, Detail: s.Detail,
-				ElapsedMS: s.Elapsed.Milliseconds()}
-		}
-		u.dirty = true
+		u.activity.set(s)
+		u.status.subagent(s)
 	})
 }
 
-// RestoreDraft implements agent.UI.
 // Quit closes Fido's windows (for /quit); the conversation stays.
-func (u *UI) Quit() { u.update(func() { u.quit = true }) }
+func (u *UI) Quit() { u.update(func() { u.input.quit = true }) }
 
-func (u *UI) RestoreDraft(text string) { u.update(func() { u.draft = &text }) }
+// RestoreDraft implements agent.UI.
+func (u *UI) RestoreDraft(text string) { u.update(func() { u.input.draft = &text }) }
 
 // Notify implements agent.UI.
 func (u *UI) Notify(msg string, level agent.Level) {
@@ -383,7 +223,7 @@ func (u *UI) Ask(ctx context.Context, q tools.Question) (int, error) {
 	}
 	if q.CallID != "" && q.Detail != "" {
 		// The transcript's one-line summary says where the whole text is.
-		u.update(func() { u.tr.ToolNote(q.CallID, ":FidoShow "+q.CallID) })
+		u.update(func() { u.transcript.ToolNote(q.CallID, ":FidoShow "+q.CallID) })
 	}
 	return u.prompts.question(ctx, q)
 }
@@ -409,7 +249,9 @@ func (u *UI) AskExpert(ctx context.Context, question string) (string, bool, erro
 func (u *UI) Status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.status
+	st := u.status.st
+	st.Plan, st.Flushes = u.plan.plan, u.flushes
+	return st
 }
 
 var (

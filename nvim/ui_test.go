@@ -1,9 +1,11 @@
 package nvim
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
+	"github.com/neovim/go-client/msgpack"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -14,7 +16,7 @@ import (
 // Streaming text sends transcript ops only: the status (and the plan, which
 // can be large) go out only when they changed.
 func TestBatchesCarryOnlyWhatChanged(t *testing.T) {
-	u := newUI(func(context.Context, *Batch) error { return nil }, false, t.Logf, nil)
+	u := newUI(func(context.Context, *Batch) error { return nil }, t.Logf, nil)
 	first := u.take()
 	require.NotNil(t, first)
 	assert.NotNil(t, first.Status, "the first flush sends the status")
@@ -53,4 +55,32 @@ func TestBatchesCarryOnlyWhatChanged(t *testing.T) {
 	require.NotNil(t, b.Status)
 	assert.Equal(t, "reasoning", b.Status.Subagent.Phase)
 	require.NotNil(t, b.Activity)
+}
+
+// BenchmarkUIStream is the host's side of a 20,000-delta answer (a newline
+// every 16th) without the provider and without Neovim: each delta through
+// UI.Content, a batch every 6 deltas (190 deltas/s at FlushInterval)
+// msgpack-encoded as ExecLua sends it.
+func BenchmarkUIStream(b *testing.B) {
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		u := newUI(nil, nil, nil)
+		u.SetState(agent.StateStreaming)
+		u.UserText("stream")
+		for j := 0; j < 20000; j++ {
+			if j%16 == 15 {
+				u.Content("word\n")
+			} else {
+				u.Content("word ")
+			}
+			if j%6 == 5 {
+				buf.Reset()
+				if err := enc.Encode([]any{`require("fido.bridge").apply(...)`, []any{u.take()}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
 }

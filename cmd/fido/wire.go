@@ -41,7 +41,7 @@ func serveRPC(ctx context.Context, root string, getenv func(string) string) erro
 	cleanup.watch(ctx)
 	defer cleanup.run()
 	return nvim.Run(ctx, nvim.RunConfig{
-		In:   cleanup.reader(os.Stdin),
+		In:   cleanup.reader(nvim.RPCStdin()),
 		Out:  rpcOut,
 		Logf: logger.Printf,
 		NewBackend: func(ui *nvim.UI, editor tools.Editor) (nvim.Backend, error) {

@@ -1,16 +1,18 @@
-// Command renderbench measures what a user feels while Fido streams: a
-// headless Neovim with the plugin and the real fido binary receives 20,000
-// small deltas from the fake provider as fast as it can send them, while a
-// second RPC client calls nvim_eval("1") in a loop. It reports that client's
-// latency, the writes Fido made into Neovim, and the CPU time of Neovim and
-// of the host, for the coalescing renderer and for a naive one that writes
-// every delta at once. Then it repeats at a realistic pace (~190 deltas/s).
+// Command renderbench measures what streaming costs: a headless Neovim with
+// the plugin, its sidebar and the real fido binary receives 20,000 small
+// deltas from the fake provider as fast as it can send them, while a second
+// RPC client calls nvim_eval("1") in a loop; then ~190 deltas/s for 10 s;
+// then one 20,000-delta answer on a single line. It reports that client's
+// latency, the writes into Neovim, Neovim's CPU and memory, and the host's
+// CPU beside a floor: a process that only reads the same bytes from a fake
+// server of its own, splits the SSE events and parses each chunk with gjson. A
+// naive renderer (this bench's reader process writing every delta into the
+// transcript at once) shows what coalescing saves.
 //
-//	go run ./cmd/renderbench [-deltas 20000] [-rate 190] [-paced 10s]
+//	go run ./cmd/renderbench [-fido bin/fido] [-repeat 3] [-only burst,paced] [-deltas 20000] [-rate 190] [-paced 10s] [-cpuprofile /tmp/fido.prof]
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -22,321 +24,221 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/neovim/go-client/nvim"
-
-	"github.com/fido-nvim/fido/agent/llmtest"
 	"github.com/fido-nvim/fido/nvim/nvimtest"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == readerArg {
+		os.Exit(readerMain(os.Args[2:]))
+	}
 	deltas := flag.Int("deltas", 20000, "deltas in the burst")
 	rate := flag.Int("rate", 190, "deltas per second in the paced run")
 	paced := flag.Duration("paced", 10*time.Second, "length of the paced run")
-	flag.IntVar(&lineEvery, "line", 16, "a newline every this many deltas (0: one long line)")
+	line := flag.Int("line", 16, "a newline every this many deltas (0: one long line)")
+	only := flag.String("only", "", "comma-separated runs to do (burst, paced, oneline, naive-burst, naive-paced, baseline); default all")
+	repeat := flag.Int("repeat", 1, "do the burst and the paced run this many times (medians beside the floor)")
+	flag.BoolVar(&writeEach, "write-each", false, "the burst's server writes every delta on its own (noisy: see writeEach)")
+	bin := flag.String("fido", "", "the fido binary to measure (default: go build ./cmd/fido)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of each host run to PREFIX.<run>.<pid> (FIDO_CPUPROFILE)")
 	flag.Parse()
-	if err := run(*deltas, *rate, *paced); err != nil {
+	o := options{deltas: *deltas, rate: *rate, paced: *paced, line: *line, profile: *profile, bin: *bin, repeat: max(*repeat, 1), only: map[string]bool{}}
+	for _, k := range strings.Split(*only, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			o.only[k] = true
+		}
+	}
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "renderbench:", err)
 		os.Exit(1)
 	}
 }
 
-type result struct {
-	name             string
-	deltas           int
-	wall             time.Duration
-	lat              []time.Duration
-	over16           time.Duration
-	nOver16          int
-	writes           int
-	nvimCPU, hostCPU float64
-	transcriptOK     bool
-	applyMax         time.Duration
+type options struct {
+	deltas, rate, line int
+	repeat             int
+	paced              time.Duration
+	profile, bin       string
+	only               map[string]bool
 }
 
-func (r result) pct(p float64) time.Duration {
-	if len(r.lat) == 0 {
-		return 0
-	}
-	i := int(p * float64(len(r.lat)-1))
-	return r.lat[i]
-}
+func (o options) want(key string) bool { return len(o.only) == 0 || o.only[key] }
 
-func run(deltas, rate int, paced time.Duration) error {
-	nvimBin, err := nvimtest.Find()
-	if err != nil {
+func run(o options) error {
+	var e env
+	var err error
+	if e.nvimBin, err = nvimtest.Find(); err != nil {
 		return err
 	}
-	root, err := repoRoot()
-	if err != nil {
+	if e.root, err = repoRoot(); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "fido-renderbench-")
-	if err != nil {
+	if e.self, err = os.Executable(); err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "fido")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/fido")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("go build ./cmd/fido: %w", err)
+	if e.tmp, err = os.MkdirTemp("", "fido-renderbench-"); err != nil {
+		return err
 	}
-	pacedN := int(paced.Seconds() * float64(rate))
-	var results []result
-	for _, c := range []struct {
-		name   string
-		mode   string
-		n      int
-		period time.Duration
-	}{
-		{"burst, coalesced", "", deltas, 0},
-		{"burst, naive", "naive", deltas, 0},
-		{fmt.Sprintf("%d/s, coalesced", rate), "", pacedN, time.Second / time.Duration(rate)},
-		{fmt.Sprintf("%d/s, naive", rate), "naive", pacedN, time.Second / time.Duration(rate)},
-		// The probe alone, for as long as the paced run: what Neovim spends
-		// without Fido streaming, subtracted to get Fido's own share.
-		{"baseline (probe only)", "", 0, paced},
-	} {
-		fmt.Fprintf(os.Stderr, "renderbench: %s (%d deltas)…\n", c.name, c.n)
-		r, err := measure(nvimBin, root, bin, filepath.Join(tmp, strconv.Itoa(len(results))), c.mode, c.n, c.period)
-		if err != nil {
-			return fmt.Errorf("%s: %w", c.name, err)
+	defer os.RemoveAll(e.tmp)
+	e.profile = o.profile
+	if e.bin, err = filepath.Abs(o.bin); o.bin == "" || err != nil {
+		e.bin = filepath.Join(e.tmp, "fido")
+		build := exec.Command("go", "build", "-o", e.bin, "./cmd/fido")
+		build.Dir, build.Stdout, build.Stderr = e.root, os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("go build ./cmd/fido: %w", err)
 		}
-		r.name = c.name
-		results = append(results, r)
 	}
-	print(results)
+
+	period := time.Second / time.Duration(o.rate)
+	pacedN := int(o.paced.Seconds() * float64(o.rate))
+	specs := []runSpec{
+		{key: "burst", name: "burst", renderer: fido, deltas: o.deltas, lineEvery: o.line, floor: true},
+		{key: "paced", name: fmt.Sprintf("%d/s", o.rate), renderer: fido, deltas: pacedN, period: period, lineEvery: o.line, floor: true},
+		{key: "oneline", name: "burst, one line", renderer: fido, deltas: o.deltas},
+		{key: "naive-burst", name: "burst, naive", renderer: naive, deltas: o.deltas, lineEvery: o.line},
+		{key: "naive-paced", name: fmt.Sprintf("%d/s, naive", o.rate), renderer: naive, deltas: pacedN, period: period, lineEvery: o.line},
+		// The probe alone, for as long as the paced run: what Neovim spends
+		// without anything streaming.
+		{key: "baseline", name: "probe only", renderer: probe, idle: o.paced},
+	}
+	var rs []result
+	for _, s := range specs {
+		if !o.want(s.key) {
+			continue
+		}
+		n := 1
+		if s.floor {
+			n = o.repeat
+		}
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(os.Stderr, "renderbench: %s (%d deltas)…\n", s.name, s.deltas)
+			r, err := measure(e, s, filepath.Join(e.tmp, strconv.Itoa(len(rs))))
+			if err == nil && s.floor && s.period == 0 {
+				r.floor, err = floor(e, s.deltas, s.lineEvery, 0)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			rs = append(rs, r)
+		}
+	}
+	report(rs, o)
 	return nil
 }
 
-func print(rs []result) {
+func report(rs []result, o options) {
+	fmt.Println("Neovim while streaming (a second client's nvim_eval latency, writes into Neovim, Neovim's CPU and memory)")
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "run\tdeltas\twall\teval p50\tp99\tmax\twaits>16ms\ttime in them\twrites/s\tnvim CPU\thost CPU\tnvim share\tapply max\tok\t")
+	fmt.Fprintln(w, "run\tdeltas\twall\teval p50\tp99\tmax\twaits>16ms\twrites\twrites/s\tnvim CPU\tnvim RSS\tapply max\thost CPU\tok\t")
 	for _, r := range rs {
 		secs := r.wall.Seconds()
-		fmt.Fprintf(w, "%s\t%d\t%.2fs\t%s\t%s\t%s\t%d\t%s\t%.0f\t%.2fs\t%.2fs\t%.1f%%\t%s\t%v\t\n",
-			r.name, r.deltas, secs, ms(r.pct(0.5)), ms(r.pct(0.99)), ms(r.pct(1)), r.nOver16, ms(r.over16),
-			float64(r.writes)/secs, r.nvimCPU, r.hostCPU, 100*r.nvimCPU/secs, ms(r.applyMax), r.transcriptOK)
+		fmt.Fprintf(w, "%s\t%d\t%.2fs\t%s\t%s\t%s\t%d\t%d\t%.0f\t%s\t%s MB\t%s\t%s\t%v\t\n",
+			r.name, r.deltas, secs, ms(r.pct(0.5)), ms(r.pct(0.99)), ms(r.pct(1)), r.nOver16,
+			r.writes, float64(r.writes)/secs, cpuFig(r.nvimCPU, r.wall, r.period > 0 || r.renderer == probe), mb(r.nvimRSS),
+			ms(r.applyMax), cpuFig(r.hostCPU, r.wall, r.period > 0), r.transcriptOK)
 	}
 	w.Flush()
-	fmt.Println("\ngoal: max ≤ 10 ms, nothing over 16 ms, ≤ 40 writes/s, Neovim + host ≤ 0.3 s CPU for the burst, ≤ 5 % of a core at 190 deltas/s")
-	if len(rs) >= 2 {
-		c, n := rs[0], rs[1]
-		fmt.Printf("burst naive/coalesced: max latency ×%.1f, writes ×%.0f, Neovim CPU ×%.1f\n",
-			ratio(n.pct(1).Seconds(), c.pct(1).Seconds()), ratio(float64(n.writes), float64(c.writes)), ratio(n.nvimCPU, c.nvimCPU))
+	fmt.Println("goal: max ≤ 10 ms, nothing over 16 ms, ≤ 40 writes/s; Neovim's RSS after the one-line answer < 50 MB")
+	for _, r := range rs {
+		if r.renderer != fido {
+			continue
+		}
+		var miss []string
+		if r.pct(1) > 10*time.Millisecond {
+			miss = append(miss, "max latency "+ms(r.pct(1)))
+		}
+		if r.nOver16 > 0 {
+			miss = append(miss, fmt.Sprintf("%d waits over 16 ms", r.nOver16))
+		}
+		if ws := float64(r.writes) / r.wall.Seconds(); ws > 40 {
+			miss = append(miss, fmt.Sprintf("%.0f writes/s", ws))
+		}
+		if r.key == "oneline" && r.nvimRSS >= 50<<20 {
+			miss = append(miss, "RSS "+mb(r.nvimRSS)+" MB")
+		}
+		if !r.transcriptOK {
+			miss = append(miss, "transcript incomplete")
+		}
+		if len(miss) > 0 {
+			fmt.Printf("  MISSED (%s): %s\n", r.name, strings.Join(miss, ", "))
+		}
 	}
-	if len(rs) >= 5 {
-		share := func(r result) float64 { return 100 * r.nvimCPU / r.wall.Seconds() }
-		base := share(rs[4])
-		fmt.Printf("Neovim CPU share from Fido at the paced rate (minus the probe-only baseline of %.1f%%): coalesced %.1f%%, naive %.1f%%\n",
-			base, share(rs[2])-base, share(rs[3])-base)
+
+	fmt.Println("\nHost CPU beside the floor (a process that only reads the same stream from a server of its own,")
+	fmt.Println("splits the SSE events and parses each chunk with gjson: alongside the paced run, right after a burst)")
+	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "run\thost\tfloor\thost/floor\tgoal\tmet\t")
+	for _, key := range []string{"burst", "paced"} {
+		var hosts, floors, ratios []float64
+		var last result
+		for _, r := range rs {
+			if r.key != key || !r.floor.ok() {
+				continue
+			}
+			paced := r.period > 0
+			h, f := r.hostCPU.Seconds(), r.floor.CPU.Seconds()
+			if paced {
+				h, f = share(r.hostCPU, r.wall), share(r.floor.CPU, r.floor.Wall)
+			}
+			hosts, floors, ratios = append(hosts, h), append(floors, f), append(ratios, h/f)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%.1f×\t\t\t\n", r.name, figure(h, paced), figure(f, paced), h/f)
+			last = r
+		}
+		if len(hosts) == 0 {
+			continue
+		}
+		paced := key == "paced"
+		h, f, ratio := median(hosts), median(floors), median(ratios)
+		goal, met := "≤ 0.05 s, ≤ 2× the floor", h <= 0.05 && ratio <= 2
+		if paced {
+			goal, met = "≤ 0.5 % of a core, ≤ 2× the floor", h <= 0.005 && ratio <= 2
+		}
+		name := last.name
+		if len(hosts) > 1 {
+			name = fmt.Sprintf("%s, median of %d", name, len(hosts))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.1f×\t%s\t%v\t\n", name, figure(h, paced), figure(f, paced), ratio, goal, met)
 	}
+	w.Flush()
 }
 
-func ratio(a, b float64) float64 {
-	if b == 0 {
+func (r readerResult) ok() bool { return r.Deltas > 0 }
+
+// figure shows CPU seconds, or (paced) a share of one core.
+func figure(v float64, paced bool) string {
+	if paced {
+		return fmt.Sprintf("%.2f%%", 100*v)
+	}
+	return fmt.Sprintf("%.3fs", v)
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// cpuFig shows CPU time, or (paced) the share of one core over wall.
+func cpuFig(cpu, wall time.Duration, paced bool) string {
+	if paced {
+		return fmt.Sprintf("%.2f%%", 100*share(cpu, wall))
+	}
+	return fmt.Sprintf("%.3fs", cpu.Seconds())
+}
+
+func share(cpu, wall time.Duration) float64 {
+	if wall <= 0 {
 		return 0
 	}
-	return a / b
+	return cpu.Seconds() / wall.Seconds()
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
 
-// script streams n deltas ("word " pieces, a newline every 16th), paced.
-var lineEvery = 16
-
-func script(n int, period time.Duration) *llmtest.ReplyBuilder {
-	r := llmtest.Reply()
-	if period > 0 {
-		r.Pace(period)
-	}
-	for i := 0; i < n; i++ {
-		if lineEvery > 0 && i%lineEvery == lineEvery-1 {
-			r.Content("word\n")
-		} else {
-			r.Content("word ")
-		}
-	}
-	return r.Usage(100, n, 0, 0.001).Finish("stop")
-}
-
-func measure(nvimBin, root, bin, tmp, mode string, n int, period time.Duration) (result, error) {
-	res := result{deltas: n}
-	if err := os.MkdirAll(filepath.Join(tmp, "ws"), 0o755); err != nil {
-		return res, err
-	}
-	srv := llmtest.NewServer(nil)
-	defer srv.Close()
-	idle := time.Duration(0)
-	if n == 0 {
-		idle = period // baseline: no turn at all, just the probe for this long
-	} else {
-		srv.Enqueue(script(n, period))
-	}
-
-	env := append(nvimtest.Env(tmp), "FIDO_BINARY="+bin, "FIDO_BASE_URL="+srv.URL(),
-		"OPENROUTER_API_KEY=bench", "FIDO_MODEL=bench/model")
-	if mode != "" {
-		env = append(env, "FIDO_RENDER="+mode)
-	}
-	sock := filepath.Join(tmp, "nvim.sock")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	v, err := nvim.NewChildProcess(
-		nvim.ChildProcessCommand(nvimBin),
-		nvim.ChildProcessArgs(append(nvimtest.Args(root), "--listen", sock)...),
-		nvim.ChildProcessEnv(env),
-		nvim.ChildProcessDir(filepath.Join(tmp, "ws")),
-		nvim.ChildProcessContext(ctx),
-		nvim.ChildProcessLogf(func(string, ...any) {}),
-	)
-	if err != nil {
-		return res, err
-	}
-	defer v.Close()
-	defer v.ExecLua(`require("fido.host").stop()`, nil)
-
-	// A realistic screen: the sidebar is open, with a UI-sized editor.
-	if err := v.ExecLua(`vim.o.columns = 200; vim.o.lines = 50; vim.cmd("Fido"); require("fido.host").ensure()`, nil); err != nil {
-		return res, err
-	}
-	if err := poll(v, `require("fido.host").ready()`, 10*time.Second); err != nil {
-		return res, err
-	}
-	var nvimPid, hostPid int
-	if err := v.Eval("getpid()", &nvimPid); err != nil {
-		return res, err
-	}
-	if err := v.ExecLua(`return require("fido.host").pid()`, &hostPid); err != nil {
-		return res, err
-	}
-	probe, err := nvim.Dial(sock, nvim.DialLogf(func(string, ...any) {}))
-	if err != nil {
-		return res, err
-	}
-	defer probe.Close()
-
-	var flushes0 int
-	if err := v.ExecLua(`return require("fido").status().flushes`, &flushes0); err != nil {
-		return res, err
-	}
-	// Time every batch Neovim applies (the host calls bridge.apply by name).
-	if err := v.ExecLua(`local b = require("fido.bridge")
-local apply = b.apply
-_G.renderbench_apply_max = 0
-b.apply = function(batch)
-  local t = vim.loop.hrtime()
-  apply(batch)
-  _G.renderbench_apply_max = math.max(_G.renderbench_apply_max, vim.loop.hrtime() - t)
-end`, nil); err != nil {
-		return res, err
-	}
-	nvim0, host0 := cpu(nvimPid), cpu(hostPid)
-	start := time.Now()
-	done := make(chan error, 1)
-	if idle > 0 {
-		go func() {
-			time.Sleep(idle)
-			done <- nil
-		}()
-	} else {
-		if err := v.ExecLua(`require("fido").submit("stream")`, nil); err != nil {
-			return res, err
-		}
-		go func() {
-			done <- poll(v, `require("fido").status().usage.calls == 1 and require("fido").status().state == "idle"`,
-				time.Duration(n)*50*time.Millisecond+30*time.Second)
-		}()
-	}
-	for {
-		select {
-		case err := <-done:
-			res.wall = time.Since(start)
-			res.nvimCPU, res.hostCPU = cpu(nvimPid)-nvim0, cpu(hostPid)-host0
-			if err != nil {
-				return res, err
-			}
-			var flushes int
-			if err := v.ExecLua(`return require("fido").status().flushes`, &flushes); err != nil {
-				return res, err
-			}
-			res.writes = flushes - flushes0
-			var applyMax int64
-			if err := v.ExecLua(`return _G.renderbench_apply_max`, &applyMax); err != nil {
-				return res, err
-			}
-			res.applyMax = time.Duration(applyMax)
-			var last []string
-			if err := v.ExecLua(`local b = vim.fn.bufnr("fido://transcript")
-return vim.api.nvim_buf_get_lines(b, -3, -1, false)`, &last); err != nil {
-				return res, err
-			}
-			// The answer's last line is complete: the pieces after the last newline.
-			tail := n
-			if lineEvery > 0 {
-				tail = n % lineEvery
-			}
-			want := strings.TrimSpace(strings.Repeat("word ", tail))
-			// The answer's last line, before the turn's cost line.
-			res.transcriptOK = idle > 0
-			for _, l := range last {
-				if strings.TrimSpace(l) == want {
-					res.transcriptOK = true
-				}
-			}
-			sort.Slice(res.lat, func(i, j int) bool { return res.lat[i] < res.lat[j] })
-			return res, nil
-		default:
-		}
-		t0 := time.Now()
-		var one int
-		if err := probe.Eval("1", &one); err != nil {
-			return res, err
-		}
-		d := time.Since(t0)
-		res.lat = append(res.lat, d)
-		if d > 16*time.Millisecond {
-			res.nOver16++
-			res.over16 += d
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-func poll(v *nvim.Nvim, expr string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		var ok bool
-		if err := v.ExecLua("return ("+expr+") and true or false", &ok); err == nil && ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("timeout waiting for %s", expr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// cpu is a process's user+system CPU seconds from /proc/<pid>/stat.
-func cpu(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	// Fields after the command (which may hold spaces) start after ") ".
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+2:])
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100 // USER_HZ is 100 on Linux
-}
+func mb(n int64) string { return fmt.Sprintf("%.0f", float64(n)/(1<<20)) }
 
 func repoRoot() (string, error) {
 	dir, err := os.Getwd()

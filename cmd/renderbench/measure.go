@@ -1,0 +1,330 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/neovim/go-client/nvim"
+
+	"github.com/fido-nvim/fido/agent/llmtest"
+	"github.com/fido-nvim/fido/nvim/nvimtest"
+)
+
+// renderer says who writes the stream into Neovim.
+type renderer int
+
+const (
+	fido  renderer = iota // bin/fido, coalescing
+	naive                 // this bench's reader process, a write per delta
+	probe                 // nobody: the probe alone (the baseline)
+)
+
+// runSpec is one measured run.
+type runSpec struct {
+	key, name string
+	renderer  renderer
+	deltas    int
+	period    time.Duration // between deltas (0: as fast as the server sends)
+	lineEvery int           // a newline every this many deltas (0: one line)
+	idle      time.Duration // probe: how long
+	// floor: the floor reader reads the same script from a server of its
+	// own, alongside the paced run (same machine load over the same
+	// seconds) or, once Neovim is closed, right after a burst (which it
+	// would disturb).
+	floor bool
+}
+
+// result is what a run measured.
+type result struct {
+	runSpec
+	wall         time.Duration
+	lat          []time.Duration // the probe's eval latencies, sorted
+	over16       time.Duration
+	nOver16      int
+	writes       int
+	nvimCPU      time.Duration
+	hostCPU      time.Duration // bin/fido, or the naive renderer process
+	nvimRSS      int64         // after the run
+	applyMax     time.Duration
+	transcriptOK bool
+	floor        readerResult // when spec.floor
+}
+
+func (r result) pct(p float64) time.Duration {
+	if len(r.lat) == 0 {
+		return 0
+	}
+	return r.lat[int(p*float64(len(r.lat)-1))]
+}
+
+// env is what every run shares.
+type env struct {
+	nvimBin, root, bin, self string
+	tmp                      string
+	profile                  string // FIDO_CPUPROFILE prefix for the host, "" for none
+}
+
+// writeEach makes a burst's server write (and flush) every delta on its
+// own, as a paced stream does. Then the reader's cost depends on a race:
+// ahead of the server it wakes up once per delta, behind it one read
+// brings many; hosts and floor alike vary by 3-5× from run to run.
+var writeEach bool
+
+// script streams n deltas ("word " pieces, a newline every lineEvery),
+// each written on its own every period; a burst (period 0) is written at
+// once (see writeEach), the stream a fast upstream delivers in few reads.
+func script(n, lineEvery int, period time.Duration) *llmtest.ReplyBuilder {
+	piece := func(i int) string {
+		if lineEvery > 0 && i%lineEvery == lineEvery-1 {
+			return "word\n"
+		}
+		return "word "
+	}
+	r := llmtest.Reply()
+	if period == 0 && !writeEach {
+		// The chunks llmtest writes, in one write.
+		env := `data: {"id":"gen-llmtest-1","provider":"llmtest","model":"bench/model","object":"chat.completion.chunk","created":` +
+			strconv.Itoa(llmtest.Created) + `,"choices":`
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			text, _ := json.Marshal(piece(i))
+			b.WriteString(env + `[{"index":0,"delta":{"content":` + string(text) + `},"finish_reason":null,"native_finish_reason":null}]}` + "\n\n")
+		}
+		b.WriteString(env + `[],"usage":{"prompt_tokens":100,"completion_tokens":` + strconv.Itoa(n) + `,"total_tokens":` + strconv.Itoa(100+n) +
+			`,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0},"cost":0.001}}` + "\n\n")
+		b.WriteString(env + `[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop","native_finish_reason":"stop"}]}` + "\n\n")
+		return r.Raw(b.String())
+	}
+	if period > 0 {
+		r.Pace(period)
+	}
+	for i := 0; i < n; i++ {
+		r.Content(piece(i))
+	}
+	return r.Usage(100, n, 0, 0.001).Finish("stop")
+}
+
+// measure runs one spec in a fresh headless Neovim with the plugin and its
+// sidebar open, while a second RPC client calls nvim_eval("1") in a loop.
+func measure(e env, spec runSpec, dir string) (result, error) {
+	res := result{runSpec: spec}
+	if err := os.MkdirAll(filepath.Join(dir, "ws"), 0o755); err != nil {
+		return res, err
+	}
+	srv := llmtest.NewServer(nil)
+	defer srv.Close()
+	if spec.deltas > 0 {
+		srv.Enqueue(script(spec.deltas, spec.lineEvery, spec.period))
+	}
+
+	vars := append(nvimtest.Env(dir), "FIDO_BINARY="+e.bin, "FIDO_BASE_URL="+srv.URL(),
+		"OPENROUTER_API_KEY=bench", "FIDO_MODEL=bench/model")
+	if e.profile != "" && spec.renderer == fido {
+		vars = append(vars, "FIDO_CPUPROFILE="+e.profile+"."+spec.key)
+	}
+	sock := filepath.Join(dir, "nvim.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	v, err := nvim.NewChildProcess(
+		nvim.ChildProcessCommand(e.nvimBin),
+		nvim.ChildProcessArgs(append(nvimtest.Args(e.root), "--listen", sock)...),
+		nvim.ChildProcessEnv(vars),
+		nvim.ChildProcessDir(filepath.Join(dir, "ws")),
+		nvim.ChildProcessContext(ctx),
+		nvim.ChildProcessLogf(func(string, ...any) {}),
+	)
+	if err != nil {
+		return res, err
+	}
+	defer v.Close()
+	defer v.ExecLua(`require("fido.host").stop()`, nil)
+
+	// A realistic screen: the sidebar is open, with a UI-sized editor.
+	if err := v.ExecLua(`vim.o.columns = 200; vim.o.lines = 50; vim.cmd("Fido"); require("fido.host").ensure()`, nil); err != nil {
+		return res, err
+	}
+	if err := poll(v, `require("fido.host").ready()`, 10*time.Second); err != nil {
+		return res, err
+	}
+	var nvimPid, hostPid int
+	if err := v.Eval("getpid()", &nvimPid); err != nil {
+		return res, err
+	}
+	if err := v.ExecLua(`return require("fido.host").pid()`, &hostPid); err != nil {
+		return res, err
+	}
+	probeClient, err := nvim.Dial(sock, nvim.DialLogf(func(string, ...any) {}))
+	if err != nil {
+		return res, err
+	}
+	defer probeClient.Close()
+
+	var flushes0 int
+	if err := v.ExecLua(`return require("fido").status().flushes`, &flushes0); err != nil {
+		return res, err
+	}
+	// Time every batch Neovim applies (the host calls bridge.apply by name).
+	if err := v.ExecLua(`local b = require("fido.bridge")
+local apply = b.apply
+_G.renderbench_apply_max = 0
+b.apply = function(batch)
+  local t = vim.loop.hrtime()
+  apply(batch)
+  _G.renderbench_apply_max = math.max(_G.renderbench_apply_max, vim.loop.hrtime() - t)
+end`, nil); err != nil {
+		return res, err
+	}
+
+	nvim0, host0 := cpuTime(nvimPid), cpuTime(hostPid)
+	start := time.Now()
+	done := make(chan error, 1)
+	var naiveOut bytes.Buffer
+	switch spec.renderer {
+	case probe:
+		go func() {
+			time.Sleep(spec.idle)
+			done <- nil
+		}()
+	case fido:
+		floorDone := make(chan error, 1)
+		if spec.floor && spec.period > 0 {
+			go func() {
+				var err error
+				res.floor, err = floor(e, spec.deltas, spec.lineEvery, spec.period)
+				floorDone <- err
+			}()
+		} else {
+			floorDone <- nil
+		}
+		if err := v.ExecLua(`require("fido").submit("stream")`, nil); err != nil {
+			return res, err
+		}
+		go func() {
+			err := poll(v, `require("fido").status().usage.calls == 1 and require("fido").status().state == "idle"`,
+				time.Duration(spec.deltas)*50*time.Millisecond+30*time.Second)
+			if ferr := <-floorDone; err == nil && ferr != nil {
+				err = fmt.Errorf("floor: %w", ferr)
+			}
+			done <- err
+		}()
+	case naive:
+		cmd := exec.Command(e.self, readerArg, "-url", srv.URL()+"/chat/completions", "-sock", sock)
+		cmd.Stdout, cmd.Stderr = &naiveOut, os.Stderr
+		if err := cmd.Start(); err != nil {
+			return res, err
+		}
+		go func() { done <- cmd.Wait() }()
+	}
+	for {
+		select {
+		case err := <-done:
+			return finish(v, res, err, start, nvimPid, hostPid, nvim0, host0, flushes0, naiveOut.Bytes())
+		default:
+		}
+		t0 := time.Now()
+		var one int
+		if err := probeClient.Eval("1", &one); err != nil {
+			return res, err
+		}
+		d := time.Since(t0)
+		res.lat = append(res.lat, d)
+		if d > 16*time.Millisecond {
+			res.nOver16++
+			res.over16 += d
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// finish collects a run's figures once its stream ended.
+func finish(v *nvim.Nvim, res result, err error, start time.Time, nvimPid, hostPid int,
+	nvim0, host0 time.Duration, flushes0 int, naiveOut []byte) (result, error) {
+	res.wall = time.Since(start)
+	res.nvimCPU, res.hostCPU = cpuTime(nvimPid)-nvim0, cpuTime(hostPid)-host0
+	if err != nil {
+		return res, err
+	}
+	if res.renderer == naive {
+		var nr readerResult
+		if err := json.Unmarshal(naiveOut, &nr); err != nil {
+			return res, fmt.Errorf("naive renderer's result %q: %w", naiveOut, err)
+		}
+		res.hostCPU = nr.CPU
+	}
+	var flushes int
+	if err := v.ExecLua(`return require("fido").status().flushes`, &flushes); err != nil {
+		return res, err
+	}
+	res.writes = flushes - flushes0
+	var applyMax int64
+	if err := v.ExecLua(`return _G.renderbench_apply_max`, &applyMax); err != nil {
+		return res, err
+	}
+	res.applyMax = time.Duration(applyMax)
+	res.nvimRSS = rss(nvimPid)
+	var last []string
+	if err := v.ExecLua(`local b = vim.fn.bufnr("fido://transcript")
+return vim.api.nvim_buf_get_lines(b, -3, -1, false)`, &last); err != nil {
+		return res, err
+	}
+	// The answer's last line is complete: the pieces after the last newline.
+	tail := res.deltas
+	if res.lineEvery > 0 {
+		tail = res.deltas % res.lineEvery
+	}
+	want := strings.TrimSpace(strings.Repeat("word ", tail))
+	// The answer's last line, before the turn's cost line.
+	res.transcriptOK = res.renderer == probe
+	for _, l := range last {
+		if strings.TrimSpace(l) == want {
+			res.transcriptOK = true
+		}
+	}
+	sort.Slice(res.lat, func(i, j int) bool { return res.lat[i] < res.lat[j] })
+	return res, nil
+}
+
+// floor runs the floor reader process against the same script and returns
+// what it measured of itself.
+func floor(e env, n, lineEvery int, period time.Duration) (readerResult, error) {
+	srv := llmtest.NewServer(nil)
+	defer srv.Close()
+	srv.Enqueue(script(n, lineEvery, period))
+	var out bytes.Buffer
+	cmd := exec.Command(e.self, readerArg, "-url", srv.URL()+"/chat/completions")
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return readerResult{}, err
+	}
+	var res readerResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return res, fmt.Errorf("floor's result %q: %w", out.Bytes(), err)
+	}
+	if res.Deltas != n {
+		return res, fmt.Errorf("floor read %d deltas, want %d", res.Deltas, n)
+	}
+	return res, nil
+}
+
+func poll(v *nvim.Nvim, expr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var ok bool
+		if err := v.ExecLua("return ("+expr+") and true or false", &ok); err == nil && ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timeout waiting for %s", expr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
