@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,4 +99,16 @@ func TestBuiltinToolContracts(t *testing.T) {
 			assert.NoError(t, tools.CheckContract(tool))
 		})
 	}
+}
+
+// The backend built in-process runs javascript_execute in a worker that is
+// this test binary (os.Executable() js-worker), as bin/fido runs its own: the
+// snippet's value comes back, and no copy of the test suite runs instead.
+func TestInProcessBackendRunsJavaScriptInItsWorker(t *testing.T) {
+	reg := builtinRegistry(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res := reg.Invoke(ctx, tools.Invocation{}, "javascript_execute", json.RawMessage(`{"code":"6*7","timeout":20000}`))
+	require.False(t, res.IsError, res.Content)
+	assert.Contains(t, res.Content, "42")
 }

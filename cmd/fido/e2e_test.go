@@ -18,13 +18,24 @@ import (
 
 	"github.com/fido-nvim/fido/agent/llmtest"
 	"github.com/fido-nvim/fido/nvim/nvimtest"
+	"github.com/fido-nvim/fido/tools/js"
 )
 
 // These tests drive the real bin/fido from a real headless Neovim against the
 // fake provider, across features: tools and buffers, the plan window and its
 // restore, delegation and the subagent bar, /quit.
 
-func TestMain(m *testing.M) { nvimtest.Main(m) }
+// TestMain makes this test binary answer the js-worker subcommand as bin/fido
+// does: a backend built in-process (the catalog tests) prewarms a JavaScript
+// worker, which is this executable with that argument. Without this the
+// worker ran the whole suite, whose backends started workers of their own:
+// thousands of processes within minutes.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == js.WorkerCommand {
+		os.Exit(js.RunWorker(os.Stdin, os.Stdout))
+	}
+	nvimtest.Main(m)
+}
 
 type fido struct {
 	*nvimtest.Nvim
