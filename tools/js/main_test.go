@@ -9,8 +9,11 @@ import (
 // tests' Tool starts this executable with it set (see jsTool).
 const jsTestWorkerEnv = "FIDO_TEST_JS_WORKER"
 
+// The test binary is a worker either way: with jsTestWorkerEnv (testJSWorker)
+// or, for a Tool left on its default worker, as `<exe> js-worker`, which
+// would otherwise run the whole suite again in every worker it starts.
 func TestMain(m *testing.M) {
-	if os.Getenv(jsTestWorkerEnv) == "1" {
+	if os.Getenv(jsTestWorkerEnv) == "1" || len(os.Args) > 1 && os.Args[1] == WorkerCommand {
 		os.Exit(RunWorker(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
