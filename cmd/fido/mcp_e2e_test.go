@@ -71,7 +71,7 @@ func TestE2EMCPEverythingServer(t *testing.T) {
 	f.Lua(t, nil, `_G.asked = {}
 _G.answers = { "Trust and start", "Run once", "Always this session" }
 vim.ui.select = function(items, opts, cb)
-  table.insert(_G.asked, { prompt = opts.prompt, items = items })
+  table.insert(_G.asked, { prompt = opts.prompt, items = items, waiting = require("fido").status().waiting })
   local a = table.remove(_G.answers, 1)
   for i, it in ipairs(items) do if it == a then return cb(it, i) end end
   cb(nil, nil)
@@ -86,15 +86,19 @@ end`)
 	require.NoError(t, f.Command("Fido use the everything server"))
 	f.waitIdleAfter(t, 3)
 	var asked []struct {
-		Prompt string   `msgpack:"prompt"`
-		Items  []string `msgpack:"items"`
+		Prompt  string   `msgpack:"prompt"`
+		Items   []string `msgpack:"items"`
+		Waiting string   `msgpack:"waiting"`
 	}
 	f.Lua(t, &asked, `return _G.asked`)
 	require.Len(t, asked, 3, "trust, then one approval per call")
 	assert.Contains(t, asked[0].Prompt, ".mcp.json")
-	assert.Equal(t, []string{"Trust and start", "Not now", "Never for this workspace"}, asked[0].Items)
+	assert.Equal(t, []string{"Not now", "Never for this workspace", "Trust and start"}, asked[0].Items)
 	assert.Contains(t, asked[1].Prompt, `everything/echo`)
-	assert.Equal(t, []string{"Run once", "Always this session", "Always for this tool in this workspace", "Deny", "Deny with reason…"}, asked[1].Items)
+	for i, q := range asked {
+		assert.Equal(t, "approval", q.Waiting, "question %d is an approval (statusline: waiting for approval)", i)
+	}
+	assert.Equal(t, []string{"Deny", "Deny with reason…", "Run once", "Always this session", "Always for this tool in this workspace"}, asked[1].Items)
 	reqs := f.srv.Requests()
 	require.Len(t, reqs, 3)
 	last := func(i int) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -146,12 +147,16 @@ func (m *Manager) setState(list []*server, st State, reason string) {
 	m.changedState()
 }
 
-// Trust choices, in the order shown.
+// Trust choices.
 const (
 	TrustStart = "Trust and start"
 	TrustLater = "Not now"
 	TrustNever = "Never for this workspace"
 )
+
+// trustChoices are the trust question's choices, least permissive first (a
+// stray <CR> starts nothing and asks again at the next start).
+var trustChoices = []string{TrustLater, TrustNever, TrustStart}
 
 func (m *Manager) askTrust(p tools.Prompter, project []*server) {
 	var names []string
@@ -163,12 +168,20 @@ func (m *Manager) askTrust(p tools.Prompter, project []*server) {
 		names = append(names, fmt.Sprintf("%s (%s)", s.cfg.Name, c))
 	}
 	prompt := fmt.Sprintf("The project's .mcp.json wants to start MCP servers: %s. Start them?", joinShort(names, 400))
-	idx, err := p.Select(context.Background(), prompt, []string{TrustStart, TrustLater, TrustNever})
+	q := tools.Question{
+		Prompt:     fmt.Sprintf("Start the %d MCP server(s) this project's .mcp.json names? (shown above)", len(project)),
+		Items:      trustChoices,
+		Safe:       0,
+		Approval:   true,
+		Detail:     strings.Join(names, "\n"),
+		DetailInfo: []string{"MCP servers from .mcp.json in " + m.cfg.Root + ": each runs as a program with your rights"},
+	}
+	idx, err := tools.AskQuestion(context.Background(), p, q, prompt)
 	if err != nil {
 		idx = -1
 	}
 	switch idx {
-	case 0:
+	case 2:
 		if err := m.trust.set(trustYes); err != nil {
 			m.cfg.Notify("MCP trust could not be saved: "+err.Error(), true)
 		}
@@ -179,7 +192,7 @@ func (m *Manager) askTrust(p tools.Prompter, project []*server) {
 			go s.startBounded()
 		}
 		m.changedState()
-	case 2:
+	case 1:
 		if err := m.trust.set(trustNever); err != nil {
 			m.cfg.Notify("MCP trust could not be saved: "+err.Error(), true)
 		}

@@ -93,7 +93,7 @@ func TestEveryCallAsksUntilApproved(t *testing.T) {
 	assert.Equal(t, "found: go", res.Content)
 	require.Equal(t, 1, p.asked())
 	assert.Contains(t, p.prompts[0], `MCP t/lookup wants to run with {"text":"go"}`)
-	assert.Equal(t, []string{ApproveOnce, ApproveSession, ApproveWorkspace, ApproveDeny, ApproveDenyWhy}, p.items[0])
+	assert.Equal(t, []string{ApproveDeny, ApproveDenyWhy, ApproveOnce, ApproveSession, ApproveWorkspace}, p.items[0], "least permissive first")
 
 	res = invoke(t, r, mainInv, "mcp__t__lookup", `{"text":"go"}`)
 	assert.True(t, res.IsError)
@@ -319,7 +319,7 @@ func TestProjectServersWaitForTrust(t *testing.T) {
 	p := &fakePrompter{answers: []string{TrustLater}}
 	m := newM(p)
 	require.Eventually(t, func() bool { return p.asked() == 1 }, 3*time.Second, 10*time.Millisecond)
-	assert.Equal(t, []string{TrustStart, TrustLater, TrustNever}, p.items[0])
+	assert.Equal(t, []string{TrustLater, TrustNever, TrustStart}, p.items[0], "least permissive first")
 	assert.Contains(t, p.prompts[0], "proj (x)")
 	require.Eventually(t, func() bool { return strings.Contains(m.Status()[0].Reason, "not trusted yet") }, 3*time.Second, 10*time.Millisecond)
 	assert.Equal(t, StateUntrusted, m.Status()[0].State)
@@ -459,4 +459,54 @@ func TestApprovalsGoThroughTheCommandRules(t *testing.T) {
 		got = append(got, rule.String()+" ("+string(rule.Origin)+")")
 	}
 	assert.Contains(t, got, "allow mcp t/lookup (session)")
+}
+
+// askPrompter is a prompter that shows details (as Fido's editor does): it
+// records each Question and answers from the script.
+type askPrompter struct {
+	fakePrompter
+	questions []tools.Question
+}
+
+func (p *askPrompter) Ask(ctx context.Context, q tools.Question) (int, error) {
+	p.mu.Lock()
+	p.questions = append(p.questions, q)
+	p.mu.Unlock()
+	return p.Select(ctx, q.Prompt, q.Items)
+}
+
+// MCP questions are approvals like bash_exec's: marked as such (the
+// statusline says "waiting for approval"), least permissive choice first and
+// safe, the whole arguments and the servers' commands shown in full.
+func TestMCPQuestionsAreApprovalsWithTheSafeChoiceFirst(t *testing.T) {
+	ts := newTestServer()
+	p := &askPrompter{fakePrompter: fakePrompter{answers: []string{ApproveOnce}}}
+	m, _ := startTest(t, ts, Options{}, p)
+	r := catalogRegistry(t, m)
+	inv := mainInv
+	inv.CallID = "call-7"
+	res := invoke(t, r, inv, "mcp__t__lookup", `{"text":"go"}`)
+	require.False(t, res.IsError, res.Content)
+	require.Len(t, p.questions, 1)
+	q := p.questions[0]
+	assert.True(t, q.Approval)
+	assert.Equal(t, 0, q.Safe)
+	assert.Equal(t, ApproveDeny, q.Items[q.Safe])
+	assert.Equal(t, "Run MCP tool t/lookup? (arguments shown above)", q.Prompt)
+	assert.Equal(t, "{\n  \"text\": \"go\"\n}", q.Detail)
+	assert.Equal(t, "json", q.DetailFiletype)
+	assert.Equal(t, "call-7", q.CallID)
+
+	tp := &askPrompter{fakePrompter: fakePrompter{answers: []string{TrustLater}}}
+	tm := New(Config{Options: Options{Servers: []ServerConfig{{Name: "proj", Command: "x", Source: SourceProject, File: ".mcp.json"}}},
+		Root: t.TempDir(), StateDir: t.TempDir(), Transport: ts.transport})
+	tm.Start(tp)
+	t.Cleanup(tm.Close)
+	require.Eventually(t, func() bool { return tp.asked() == 1 }, 3*time.Second, 10*time.Millisecond)
+	tp.mu.Lock()
+	tq := tp.questions[0]
+	tp.mu.Unlock()
+	assert.True(t, tq.Approval)
+	assert.Equal(t, TrustLater, tq.Items[tq.Safe])
+	assert.Equal(t, "proj (x)", tq.Detail)
 }

@@ -154,7 +154,7 @@ func (n *notes) all() string {
 var mainInv = tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}}
 var subInv = tools.Invocation{Identity: tools.Identity{Role: tools.RoleSubagent, AgentID: "sub-1", ParentRole: tools.RoleMain}, DelegationDepth: 1}
 
-func startTest(t *testing.T, ts *testServer, opts Options, p *fakePrompter) (*Manager, *notes) {
+func startTest(t *testing.T, ts *testServer, opts Options, p tools.Prompter) (*Manager, *notes) {
 	t.Helper()
 	n := &notes{}
 	if len(opts.Servers) == 0 {

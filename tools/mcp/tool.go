@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,7 +82,7 @@ func (t *Tool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessa
 			return tools.CodedErrorResult("permission_denied",
 				"%s is not available to a subagent: subagents may only call MCP tools the server marks read-only and the user has already approved; nothing was run", t.name), nil
 		}
-	} else if res, ok := t.approve(ctx, args); !ok {
+	} else if res, ok := t.approve(ctx, inv.CallID, args); !ok {
 		return res, nil
 	}
 	var arguments map[string]any
@@ -108,9 +109,13 @@ func (t *Tool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessa
 	return FormatResult(res), nil
 }
 
+// approveChoices are the approval choices, least permissive first: a stray
+// <CR> in a picker without a default selection denies.
+var approveChoices = []string{ApproveDeny, ApproveDenyWhy, ApproveOnce, ApproveSession, ApproveWorkspace}
+
 // approve asks the user through the prompter unless an approval covers the
 // tool. Cancelling or dismissing counts as Deny.
-func (t *Tool) approve(ctx context.Context, args json.RawMessage) (tools.Result, bool) {
+func (t *Tool) approve(ctx context.Context, callID string, args json.RawMessage) (tools.Result, bool) {
 	server := t.srv.cfg.Name
 	if r := t.m.approvals.refusedBy(server, t.remote); r != nil {
 		return declined("refused by rule: "+r.String(), fmt.Sprintf("the user's rule %q refuses this tool", r.String())), false
@@ -124,33 +129,58 @@ func (t *Tool) approve(ctx context.Context, args json.RawMessage) (tools.Result,
 	if p == nil {
 		return declined("not approved (no way to ask)", "no approval prompt is available"), false
 	}
-	shown := strings.Join(strings.Fields(string(args)), " ")
-	if utf8.RuneCountInString(shown) > promptArgsRunes {
-		shown = string([]rune(shown)[:promptArgsRunes]) + "… (arguments cut for display; the whole call runs)"
-	}
-	prompt := fmt.Sprintf("MCP %s/%s wants to run with %s", server, t.remote, shown)
-	idx, err := p.Select(ctx, prompt, []string{ApproveOnce, ApproveSession, ApproveWorkspace, ApproveDeny, ApproveDenyWhy})
+	idx, err := tools.AskQuestion(ctx, p, t.approvalQuestion(callID, args), t.approvalPrompt(args))
 	if err != nil {
 		return declined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
 	}
 	switch idx {
-	case 0:
+	case 2:
 		return tools.Result{}, true
-	case 1:
+	case 3:
 		t.m.approvals.allowSession(server, t.remote)
 		return tools.Result{}, true
-	case 2:
+	case 4:
 		if err := t.m.approvals.allowWorkspace(server, t.remote); err != nil {
 			t.m.cfg.Notify("MCP approval could not be saved: "+err.Error(), true)
 		}
 		return tools.Result{}, true
-	case 4:
+	case 1:
 		reason, ok, err := p.Input(ctx, "Why deny "+server+"/"+t.remote+"? (the model reads this)", "")
 		if err == nil && ok && strings.TrimSpace(reason) != "" {
 			return declined("denied: "+tools.Shorten(strings.TrimSpace(reason), 60), "the user denied the call: "+strings.TrimSpace(reason)), false
 		}
 	}
 	return declined("denied", "the user denied the call"), false
+}
+
+// approvalQuestion shows the call's arguments in full (indented JSON) beside
+// a one-line prompt, as bash_exec shows its command.
+func (t *Tool) approvalQuestion(callID string, args json.RawMessage) tools.Question {
+	detail := string(args)
+	var b bytes.Buffer
+	if json.Indent(&b, args, "", "  ") == nil {
+		detail = b.String()
+	}
+	return tools.Question{
+		Prompt:         fmt.Sprintf("Run MCP tool %s/%s? (arguments shown above)", t.srv.cfg.Name, t.remote),
+		Items:          approveChoices,
+		Safe:           0,
+		Approval:       true,
+		Detail:         detail,
+		DetailFiletype: "json",
+		DetailInfo:     []string{"MCP server " + t.srv.cfg.Name + ", tool " + t.remote},
+		CallID:         callID,
+	}
+}
+
+// approvalPrompt is the question for prompters that cannot show a detail:
+// the arguments on one line, cut for display (the whole call runs).
+func (t *Tool) approvalPrompt(args json.RawMessage) string {
+	shown := strings.Join(strings.Fields(string(args)), " ")
+	if utf8.RuneCountInString(shown) > promptArgsRunes {
+		shown = string([]rune(shown)[:promptArgsRunes]) + "… (arguments cut for display; the whole call runs)"
+	}
+	return fmt.Sprintf("MCP %s/%s wants to run with %s", t.srv.cfg.Name, t.remote, shown)
 }
 
 func declined(summary, why string) tools.Result {
