@@ -58,8 +58,10 @@ func (s *Session) summarize(ctx context.Context, msgs []Message, instructions st
 		prompt += "\nThe user adds: " + instructions
 	}
 	req := Request{Model: s.model(), Messages: append(CloneMessages(msgs), Message{Role: RoleUser, Content: prompt})}
-	if s.cfg.Registry != nil {
-		req.Tools = s.cfg.Registry.Specs()
+	// The conversation's own catalog (MCP tools included), so the summary
+	// request shares the cached prompt prefix of the turns around it.
+	if reg := s.conversationTools(ctx); reg != nil {
+		req.Tools = reg.Specs()
 	}
 	s.mu.Lock()
 	req.Reasoning = s.reasoning
@@ -133,8 +135,8 @@ func (s *Session) compactWith(ctx context.Context, msgs []Message, instructions 
 	if err != nil {
 		return err
 	}
-	before, after := s.contextTokens(msgs), s.contextTokens(out)
 	s.mu.Lock()
+	before, after := s.contextTokens(msgs), s.contextTokens(out)
 	s.messages = out
 	s.mu.Unlock()
 	s.syncLive("compacted by the model")
@@ -180,20 +182,26 @@ func (s *Session) addUsage(u Usage) {
 	s.ui.Usage(total, sub)
 }
 
-// catalogTokens estimates the tool catalog's share of every request.
+// catalogTokens estimates the tool catalog's share of every request: the
+// conversation's catalog once its first request fixed it (MCP tools
+// included), the built-in tools before. Called with s.mu held.
 func (s *Session) catalogTokens() int {
-	if s.cfg.Registry == nil {
+	reg := s.reg
+	if reg == nil {
+		reg = s.cfg.Registry
+	}
+	if reg == nil {
 		return 0
 	}
 	n := 0
-	for _, sp := range s.cfg.Registry.Specs() {
+	for _, sp := range reg.Specs() {
 		n += len(sp.Name) + len(sp.Description) + len(sp.Parameters) + 32
 	}
 	return n / 4
 }
 
 // contextTokens is the estimated size of a request carrying msgs: the
-// messages and the tool catalog.
+// messages and the tool catalog. Called with s.mu held.
 func (s *Session) contextTokens(msgs []Message) int {
 	return EstimateTokens(msgs) + s.catalogTokens()
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/plan"
+	"github.com/fido-nvim/fido/tools"
 )
 
 func turnsOf(n int) []Message {
@@ -110,4 +112,48 @@ func TestAutomaticCompactionAndFallback(t *testing.T) {
 	assert.True(t, ui2.has("notice the summary request failed"))
 	last := p2.reqs()[len(p2.reqs())-1]
 	assert.NotContains(t, last.Messages[1].Content, "one")
+}
+
+// fixedCatalog is an MCP-like catalog: the same tools every time.
+type fixedCatalog []tools.Tool
+
+func (c fixedCatalog) Catalog(context.Context) ([]tools.Tool, []string) { return c, nil }
+
+// describedTool is an echo tool with a description of its own length.
+type describedTool struct {
+	*echoTool
+	desc string
+}
+
+func (t describedTool) Description() string { return t.desc }
+
+// /compact asks for the summary with the conversation's own catalog (MCP
+// tools included), so the request shares the cached prefix of the turns
+// around it; the ctx gauge counts those tools too.
+func TestCompactUsesTheConversationsCatalog(t *testing.T) {
+	p := &scriptProvider{}
+	for i := 0; i < 3; i++ {
+		p.add(answer("ok"))
+	}
+	p.add(answer("SUMMARY-TEXT")).add(answer("after"))
+	base, err := tools.NewRegistry(&echoTool{name: "alpha"})
+	require.NoError(t, err)
+	big := describedTool{&echoTool{name: "mcp__s__big"}, strings.Repeat("word ", 8000)}
+	s, ui := newTestSession(t, p, SessionConfig{Registry: base, Catalog: fixedCatalog{big}})
+	before := s.infoNow().ContextUsed
+	for _, q := range []string{"one", "two", "three"} {
+		s.Submit(q)
+		waitIdle(t, s)
+	}
+	assert.GreaterOrEqual(t, s.infoNow().ContextUsed-before, 40000/4, "the gauge counts the MCP tool's 40,000-byte description")
+	s.Submit("/compact")
+	require.Eventually(t, func() bool { return ui.has("notice compacted:") }, 5*time.Second, 10*time.Millisecond)
+	s.Submit("four")
+	waitIdle(t, s)
+	reqs := p.reqs()
+	require.Len(t, reqs, 5)
+	require.Len(t, reqs[0].Tools, 2)
+	for i, r := range reqs {
+		assert.Equal(t, reqs[0].Tools, r.Tools, "request %d (3 is the summary) advertises the conversation's catalog", i)
+	}
 }
