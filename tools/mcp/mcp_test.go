@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -509,4 +510,22 @@ func TestMCPQuestionsAreApprovalsWithTheSafeChoiceFirst(t *testing.T) {
 	assert.True(t, tq.Approval)
 	assert.Equal(t, TrustLater, tq.Items[tq.Safe])
 	assert.Equal(t, "proj (x)", tq.Detail)
+}
+
+// A description is the server's name and the tool's text, at most
+// MaxDescriptionRunes runes (counted as runes, cut with "…"); a tool without
+// one falls back to its title, then to a placeholder.
+func TestDescriptionNamesTheServerAndIsBounded(t *testing.T) {
+	assert.Equal(t, "[MCP server s] Looks up.", describe("s", &sdk.Tool{Description: "  Looks up.\n"}))
+	assert.Equal(t, "[MCP server s] Lookup", describe("s", &sdk.Tool{Title: "Lookup"}))
+	assert.Equal(t, "[MCP server s] (no description)", describe("s", &sdk.Tool{}))
+
+	exact := strings.Repeat("é", MaxDescriptionRunes-len("[MCP server s] "))
+	assert.Equal(t, "[MCP server s] "+exact, describe("s", &sdk.Tool{Description: exact}), "at the limit: kept whole")
+
+	long := describe("s", &sdk.Tool{Description: strings.Repeat("ü", 5000)})
+	assert.Equal(t, MaxDescriptionRunes, utf8.RuneCountInString(long))
+	assert.True(t, utf8.ValidString(long), "cut between runes, never inside one")
+	assert.True(t, strings.HasPrefix(long, "[MCP server s] ü"))
+	assert.True(t, strings.HasSuffix(long, "ü…"))
 }

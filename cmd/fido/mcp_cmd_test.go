@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/tools/mcp"
+)
+
+// lineUI records the transcript lines and answers selects from a script.
+type lineUI struct {
+	quietUI
+	mu      sync.Mutex
+	lines   []string
+	answers []string
+	asked   int
+}
+
+func (u *lineUI) Notice(m string) { u.add("notice " + m) }
+func (u *lineUI) Error(m string)  { u.add("error " + m) }
+func (u *lineUI) add(l string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.lines = append(u.lines, l)
+}
+
+func (u *lineUI) Select(_ context.Context, _ string, items []string) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.asked++
+	if len(u.answers) == 0 {
+		return -1, nil
+	}
+	a := u.answers[0]
+	u.answers = u.answers[1:]
+	for i, it := range items {
+		if it == a {
+			return i, nil
+		}
+	}
+	return -1, nil
+}
+
+func (u *lineUI) Input(context.Context, string, string) (string, bool, error) { return "", false, nil }
+
+func (u *lineUI) askedCount() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.asked
+}
+
+// /mcp trust reset forgets "Never for this workspace": the next start asks
+// again. An unknown argument is one error line naming the valid ones.
+func TestMCPTrustResetCommand(t *testing.T) {
+	state, root := t.TempDir(), t.TempDir()
+	start := func(ui *lineUI) *mcp.Manager {
+		m := mcp.New(mcp.Config{Root: root, StateDir: state, Notify: func(string, bool) {},
+			Options: mcp.Options{Servers: []mcp.ServerConfig{{Name: "proj", Command: "fido-test-no-such-server", Source: mcp.SourceProject, File: ".mcp.json"}}}})
+		m.Start(ui)
+		t.Cleanup(m.Close)
+		return m
+	}
+	state0 := func(m *mcp.Manager) mcp.State { return m.Status()[0].State }
+
+	ui := &lineUI{answers: []string{mcp.TrustNever}}
+	m := start(ui)
+	require.Eventually(t, func() bool { return state0(m) == mcp.StateNeverTrust }, 5*time.Second, 10*time.Millisecond)
+
+	ui = &lineUI{}
+	m = start(ui)
+	require.Equal(t, mcp.StateNeverTrust, state0(m), "the answer is kept for the workspace")
+	assert.Zero(t, ui.askedCount())
+
+	cmds := &mcpCommands{m: m, ui: ui, session: func() *agent.Session { return nil }}
+	require.True(t, cmds.Handles("/mcp"))
+	cmds.Run("/mcp", "trust reset")
+	cmds.Run("/mcp", "trust")
+	assert.Equal(t, []string{
+		"notice the trust answer for this workspace's .mcp.json is forgotten; Fido asks again at its next start",
+		fmt.Sprintf("error /mcp: unknown argument %q (use /mcp, /mcp reload or /mcp trust reset)", "trust"),
+	}, ui.lines)
+
+	ui = &lineUI{answers: []string{mcp.TrustLater}}
+	m = start(ui)
+	require.Eventually(t, func() bool { return ui.askedCount() == 1 }, 5*time.Second, 10*time.Millisecond, "asked again after the reset")
+	require.Eventually(t, func() bool { return state0(m) == mcp.StateUntrusted }, 5*time.Second, 10*time.Millisecond)
+	assert.True(t, strings.Contains(m.Status()[0].Reason, "/mcp trust reset"))
+}
