@@ -187,18 +187,20 @@ end`)
 func TestE2EMessageQueuedWhileWorking(t *testing.T) {
 	f := startFido(t, "")
 	f.srv.Enqueue(
-		llmtest.Reply().Content("slow ").Pause(700*time.Millisecond).Content("answer").Finish("stop"),
+		llmtest.Reply().Content("slow ").Pause(1500*time.Millisecond).Content("answer").Finish("stop"),
 		llmtest.Text("second answer"),
 	)
 	require.NoError(t, f.Command("Fido first"))
 	f.WaitFor(t, `require("fido").status().state ~= "idle"`, 5*time.Second)
 	require.NoError(t, f.Command("Fido also this"))
 	f.waitTranscript(t, "queued (1): also this", 5*time.Second)
+	require.NoError(t, f.Command("Fido and then that"))
+	f.waitTranscript(t, "queued (2): and then that", 5*time.Second)
 	f.waitIdleAfter(t, 2)
 	reqs := f.srv.Requests()
-	require.Len(t, reqs, 2)
+	require.Len(t, reqs, 2, "the queued messages go out together, as one request")
 	got := roles(reqs[1])
-	assert.Equal(t, []string{"user:first", "assistant:slow answer", "user:also this"}, got[1:])
+	assert.Equal(t, []string{"user:first", "assistant:slow answer", "user:also this\n\nand then that"}, got[1:])
 
 	// The context gauge: status().context and `ctx N%` in the statusline.
 	f.WaitFor(t, `require("fido").status().context.limit > 0 and require("fido").status().context.used > 0`, 5*time.Second, `require("fido").status()`)
