@@ -3,6 +3,7 @@ package main
 import (
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,4 +58,39 @@ func TestE2EResumeRestoresTotalsAndResumeNewStartsAfresh(t *testing.T) {
 	assert.Contains(t, got[1], "update_plan", "the workspace's plan is restored in a new conversation too")
 	assert.True(t, strings.HasPrefix(got[2], "tool:"))
 	assert.Equal(t, "user:hello", got[3])
+}
+
+// kill -9 of Neovim while an answer streams loses at most that answer: the
+// host goes with its Neovim, and a new Neovim resumes the conversation with
+// every complete message and a valid history.
+func TestE2EConversationSurvivesNeovimKill(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	ws := t.TempDir()
+	f1 := startFido(t, state, ws)
+	f1.srv.Enqueue(
+		llmtest.Text("first answer"),
+		llmtest.Reply().Content("half an ").Pause(20*time.Second).Content("answer").Finish("stop"),
+	)
+	require.NoError(t, f1.Command("Fido first question"))
+	f1.waitIdleAfter(t, 1)
+	require.NoError(t, f1.Command("Fido second question"))
+	f1.waitTranscript(t, "half an", 10*time.Second)
+	var nvimPid, hostPid int
+	f1.Lua(t, &nvimPid, `return vim.fn.getpid()`)
+	f1.Lua(t, &hostPid, `return vim.fn.jobpid(require("fido.host").chan())`)
+	require.NoError(t, syscall.Kill(nvimPid, syscall.SIGKILL))
+	// The host notices its Neovim is gone and exits on its own.
+	require.Eventually(t, func() bool { return syscall.Kill(hostPid, 0) != nil }, 10*time.Second, 50*time.Millisecond, "the host outlived its Neovim")
+
+	f2 := startFido(t, state, ws)
+	require.NoError(t, f2.Command("Fido"))
+	f2.waitTranscript(t, "first answer", 15*time.Second)
+	f2.srv.Enqueue(llmtest.Text("recovered"))
+	require.NoError(t, f2.Command("Fido go on"))
+	f2.waitIdleAfter(t, 1)
+	got := roles(f2.srv.Requests()[0])
+	require.GreaterOrEqual(t, len(got), 5, strings.Join(got, "\n"))
+	assert.Equal(t, []string{"user:first question", "assistant:first answer", "user:second question"}, got[1:4])
+	assert.Equal(t, "user:go on", got[len(got)-1])
+	assert.NotContains(t, strings.Join(got, "\n"), "half an", "the answer being streamed is the most that is lost")
 }
