@@ -264,6 +264,9 @@ func (h *host) register() error {
 		},
 		"fido_cancel": func() {
 			defer h.recover("fido_cancel")
+			// Here, in order with fido_answer: the questions end as
+			// cancelled before the pickers' closing answers arrive.
+			h.prompts.cancelAll()
 			h.withBackend("cancel", func(b Backend) { b.Cancel() })
 		},
 		"fido_plan": func(arg string) {

@@ -2,6 +2,7 @@ package nvim
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/fido-nvim/fido/agent"
@@ -47,11 +48,37 @@ func (p *prompts) ask(ctx context.Context, code string, args ...any) (any, error
 			}
 			sent = nil
 		case v := <-ch:
+			if _, ok := v.(cancelledAnswer); ok {
+				return nil, errQuestionCancelled
+			}
 			return v, nil
 		case <-ctx.Done():
 			// Close the picker if it is still open: its answer would find no waiter.
 			go func() { _ = p.exec(`require("fido.bridge").dismiss(...)`, id) }()
 			return nil, ctx.Err()
+		}
+	}
+}
+
+// cancelledAnswer is what cancelAll delivers in place of an answer.
+type cancelledAnswer struct{}
+
+// errQuestionCancelled is ask's error for a question the user cancelled
+// (:FidoCancel, <C-c>); tools.Cancelled recognizes it.
+var errQuestionCancelled = fmt.Errorf("the question was cancelled: %w", context.Canceled)
+
+// cancelAll ends every waiting question as cancelled. The fido_cancel
+// handler calls it in the RPC loop, before the picker's own "dismissed"
+// answer (sent right after by Lua) can arrive and before the turn's context
+// is cancelled on the work goroutine: so a cancelled approval is reported as
+// cancelled, never as dismissed.
+func (p *prompts) cancelAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ch := range p.waiting {
+		select {
+		case ch <- cancelledAnswer{}:
+		default:
 		}
 	}
 }

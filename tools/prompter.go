@@ -1,6 +1,9 @@
 package tools
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Prompter asks the user something through the editor. agent.UI satisfies it
 // (the Neovim host implements it with vim.ui.select and vim.ui.input); it is
@@ -53,4 +56,12 @@ func AskQuestion(ctx context.Context, p Prompter, q Question, fallbackPrompt str
 		return a.Ask(ctx, q)
 	}
 	return p.Select(ctx, fallbackPrompt, q.Items)
+}
+
+// Cancelled reports that a question ended because the user cancelled (the
+// turn's context, or the editor's cancel reaching the question first, which
+// a Prompter reports as an error wrapping context.Canceled), as opposed to
+// the user dismissing the picker.
+func Cancelled(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, context.Canceled)
 }

@@ -119,8 +119,8 @@ func askChoices(in []string) ([]string, error) {
 // failed turns a prompt error into the call's outcome: cancellation ends the
 // call (the registry reports it), anything else is a result the model reads.
 func (t *AskUserTool) failed(ctx context.Context, err error) (tools.Result, error) {
-	if ctx.Err() != nil {
-		return tools.Result{}, ctx.Err()
+	if tools.Cancelled(ctx, err) {
+		return tools.Result{}, context.Canceled
 	}
 	return tools.ErrorResult("ask_user: could not ask the user: %v", err), nil
 }

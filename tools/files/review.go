@@ -49,7 +49,7 @@ func askGate(ctx context.Context, inv tools.Invocation, tool string, p tools.Edi
 	p.Tool = tool
 	d, err := inv.Gate.Approve(ctx, p)
 	switch {
-	case ctx.Err() != nil:
+	case tools.Cancelled(ctx, err):
 		return tools.ErrorResult("%s: not applied: the turn was cancelled while the user was reviewing this change; nothing was written", tool), false
 	case err != nil:
 		return tools.ErrorResult("%s: could not ask the user to review this change: %v; nothing was written", tool, err), false

@@ -265,8 +265,8 @@ func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool,
 	}
 	i, err := tools.AskQuestion(ctx, t.prompter, q, prompt)
 	if err != nil {
-		if ctx.Err() != nil {
-			return false, "", ctx.Err()
+		if tools.Cancelled(ctx, err) {
+			return false, "", context.Canceled
 		}
 		return false, fmt.Sprintf("the approval prompt failed (%v); ran offline", err), nil
 	}

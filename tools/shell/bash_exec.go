@@ -170,7 +170,7 @@ func (t *BashTool) approve(ctx context.Context, callID, command string, timeout 
 	}
 	q := bashQuestion(t.ws.Root, callID, command, timeout, d.Suggest)
 	idx, err := tools.AskQuestion(ctx, t.p, q, bashPrompt(t.ws.Root, command))
-	if ctx.Err() != nil {
+	if tools.Cancelled(ctx, err) {
 		return bashDeclined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
 	}
 	if err != nil {
