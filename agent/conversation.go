@@ -66,7 +66,7 @@ func (s *Session) ensureLogLocked() *ConversationLog {
 	}
 	if s.log == nil && !s.logFailed {
 		s.mu.Lock()
-		id := s.id
+		id, mode := s.id, s.modeName()
 		s.mu.Unlock()
 		l, err := s.cfg.Conversations.Create(id, s.cfg.Root, s.model())
 		if err != nil {
@@ -76,6 +76,9 @@ func (s *Session) ensureLogLocked() *ConversationLog {
 		}
 		s.log = l
 		s.savedLive = nil
+		// The mode the session is in (a /new or a restart in plan mode)
+		// belongs to this conversation from its start.
+		_ = l.SetMode(mode)
 		// What the conversation already holds (a restored plan) comes first.
 		for _, m := range s.Messages() {
 			if m.Role != RoleSystem {
@@ -404,7 +407,7 @@ func (s *Session) fork() {
 		return
 	}
 	msgs := CloneMessages(s.messages)
-	total := s.total
+	total, mode := s.total, s.modeName()
 	s.mu.Unlock()
 	oldTitle := ""
 	s.logMu.Lock()
@@ -432,6 +435,7 @@ func (s *Session) fork() {
 		title = "fork"
 	}
 	_ = l.SetMeta(title, "", total.Cost)
+	_ = l.SetMode(mode) // the fork goes on in the mode it was made in
 	seen := s.files.Snapshot()
 	_ = l.SetSeen(seen)
 	s.closeLog()
