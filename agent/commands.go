@@ -100,13 +100,13 @@ func (s *Session) command(text string) {
 			list = append(append([]Command(nil), Commands...), s.cfg.Commands.Commands()...)
 		}
 		for _, c := range list {
-			fmt.Fprintf(&b, "\n  %s %s — %s", c.Name, c.Args, c.Help)
+			b.WriteString("\n  " + helpLine(c.Name, c.Args, c.Help))
 		}
 		b.WriteString("\nmentions: @path, @path:12-40, @buffer, @diagnostics, @diagnostics:all, @quickfix, @selection")
 		if cmds, _ := s.userCommands(); len(cmds) > 0 {
 			b.WriteString("\nyour commands (.fido/commands, ~/.config/fido/commands, .claude/commands):")
 			for _, c := range cmds {
-				fmt.Fprintf(&b, "\n  /%s %s — %s", c.Name, c.ArgumentHint, c.Description)
+				b.WriteString("\n  " + helpLine("/"+c.Name, c.ArgumentHint, c.Description))
 			}
 		}
 		s.ui.Notice(b.String())
@@ -263,4 +263,13 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// helpLine is one /help line: "name args — help", leaving out what is empty.
+func helpLine(name, args, help string) string {
+	line := strings.TrimSpace(name + " " + strings.TrimSpace(args))
+	if help = strings.TrimSpace(help); help != "" {
+		line += " — " + help
+	}
+	return line
 }

@@ -70,7 +70,8 @@ func TestE2ECustomCommandHelpAndCompletion(t *testing.T) {
 	assert.Contains(t, yours, "/greet <name> — Greets someone")
 	assert.Contains(t, yours, "/git:commit [message] — Commit the staged change")
 	assert.Contains(t, yours, "/grab <path> — Grabs a file", "quotes around front matter values are dropped")
-	assert.Contains(t, yours, "/gplain")
+	assert.Contains(t, lines, "  /gplain", "no front matter: the name alone, no dangling dash")
+	assert.Contains(t, lines, "  /new — start a new conversation (the current one stays saved)", "a built-in command without arguments: one space")
 	assert.NotContains(t, text, "shadowed", "the workspace's /greet wins over the user's")
 	assert.NotContains(t, text, "<nobody>")
 
