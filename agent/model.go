@@ -55,15 +55,7 @@ func (s *Session) models(ctx context.Context, refresh bool) ([]ModelInfo, error)
 	if err != nil {
 		return nil, err
 	}
-	var first, rest []ModelInfo
-	for _, m := range list {
-		if contains(s.cfg.PreferredModels, m.ID) {
-			first = append(first, m)
-		} else {
-			rest = append(rest, m)
-		}
-	}
-	out := append(first, rest...)
+	out := preferredFirst(list, s.cfg.PreferredModels)
 	s.mu.Lock()
 	s.modelList = out
 	s.mu.Unlock()
@@ -159,6 +151,27 @@ func (s *Session) SlashModels() []string {
 	out := make([]string, 0, len(s.modelList))
 	for _, m := range s.modelList {
 		out = append(out, m.ID)
+	}
+	return out
+}
+
+// preferredFirst lists the preferred models the endpoint has first, in the
+// order the user gave them, then the rest in the endpoint's order.
+func preferredFirst(list []ModelInfo, preferred []string) []ModelInfo {
+	out := make([]ModelInfo, 0, len(list))
+	taken := make([]bool, len(list))
+	for _, id := range preferred {
+		for i, m := range list {
+			if !taken[i] && m.ID == id {
+				out, taken[i] = append(out, m), true
+				break
+			}
+		}
+	}
+	for i, m := range list {
+		if !taken[i] {
+			out = append(out, m)
+		}
 	}
 	return out
 }

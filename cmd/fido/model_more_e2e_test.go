@@ -79,7 +79,7 @@ func TestE2EModelPickerListsPreferredFirst(t *testing.T) {
 	), []string{"p/second", "p/first", "p/missing"})
 	ids := f.askModel(t, "/model")
 	require.Len(t, ids, 5, "every listed model, nothing else")
-	assert.ElementsMatch(t, []string{"p/first", "p/second"}, ids[:2], "setup({ models }) first")
+	assert.Equal(t, []string{"p/second", "p/first"}, ids[:2], "setup({ models }) first, in the order given")
 	assert.Equal(t, []string{"test/model", "a/plain", "x/other"}, ids[2:], "the others in the endpoint's order")
 	assert.NotContains(t, ids, "p/missing")
 	var prompt string
