@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -13,15 +12,20 @@ import (
 
 	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/tools/mcp"
+	"github.com/fido-nvim/fido/tools/toolstest"
 )
 
-// lineUI records the transcript lines and answers selects from a script.
+// lineUI records the transcript lines and answers questions through a
+// scripted toolstest.Prompter.
 type lineUI struct {
 	quietUI
-	mu      sync.Mutex
-	lines   []string
-	answers []string
-	asked   int
+	*toolstest.Prompter
+	mu    sync.Mutex
+	lines []string
+}
+
+func newLineUI(pick string) *lineUI {
+	return &lineUI{Prompter: &toolstest.Prompter{Every: pick, Asked: make(chan struct{}, 8)}}
 }
 
 func (u *lineUI) Notice(m string) { u.add("notice " + m) }
@@ -32,30 +36,7 @@ func (u *lineUI) add(l string) {
 	u.lines = append(u.lines, l)
 }
 
-func (u *lineUI) Select(_ context.Context, _ string, items []string) (int, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.asked++
-	if len(u.answers) == 0 {
-		return -1, nil
-	}
-	a := u.answers[0]
-	u.answers = u.answers[1:]
-	for i, it := range items {
-		if it == a {
-			return i, nil
-		}
-	}
-	return -1, nil
-}
-
-func (u *lineUI) Input(context.Context, string, string) (string, bool, error) { return "", false, nil }
-
-func (u *lineUI) askedCount() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.asked
-}
+func (u *lineUI) askedCount() int { return len(u.Asked) }
 
 // /mcp trust reset forgets "Never for this workspace": the next start asks
 // again. An unknown argument is one error line naming the valid ones.
@@ -70,11 +51,11 @@ func TestMCPTrustResetCommand(t *testing.T) {
 	}
 	state0 := func(m *mcp.Manager) mcp.State { return m.Status()[0].State }
 
-	ui := &lineUI{answers: []string{mcp.TrustNever}}
+	ui := newLineUI(mcp.TrustNever)
 	m := start(ui)
 	require.Eventually(t, func() bool { return state0(m) == mcp.StateNeverTrust }, 5*time.Second, 10*time.Millisecond)
 
-	ui = &lineUI{}
+	ui = newLineUI("")
 	m = start(ui)
 	require.Equal(t, mcp.StateNeverTrust, state0(m), "the answer is kept for the workspace")
 	assert.Zero(t, ui.askedCount())
@@ -88,7 +69,7 @@ func TestMCPTrustResetCommand(t *testing.T) {
 		fmt.Sprintf("error /mcp: unknown argument %q (use /mcp, /mcp reload or /mcp trust reset)", "trust"),
 	}, ui.lines)
 
-	ui = &lineUI{answers: []string{mcp.TrustLater}}
+	ui = newLineUI(mcp.TrustLater)
 	m = start(ui)
 	require.Eventually(t, func() bool { return ui.askedCount() == 1 }, 5*time.Second, 10*time.Millisecond, "asked again after the reset")
 	require.Eventually(t, func() bool { return state0(m) == mcp.StateUntrusted }, 5*time.Second, 10*time.Millisecond)
