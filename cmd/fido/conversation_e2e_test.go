@@ -87,6 +87,10 @@ func TestE2EConversationSurvivesHostKill(t *testing.T) {
 	f1.Lua(t, &pid, `return vim.fn.jobpid(require("fido.host").chan())`)
 	require.Greater(t, pid, 0)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	// SIGKILL lands when the host leaves the kernel (an fsync on a busy
+	// disk can hold it there): until it is gone its lock keeps the
+	// conversation, and a new Fido would rightly start another one.
+	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 20*time.Second, 20*time.Millisecond, "the killed host is still there")
 
 	f2 := startFido(t, state, ws)
 	f2.srv.Enqueue(llmtest.Text("recovered"))
@@ -94,7 +98,7 @@ func TestE2EConversationSurvivesHostKill(t *testing.T) {
 	f2.waitIdleAfter(t, 1)
 	r := f2.srv.Requests()[0]
 	got := roles(r)
-	require.GreaterOrEqual(t, len(got), 4)
+	require.GreaterOrEqual(t, len(got), 4, "the conversation was not resumed: %v\n%s", got, f2.transcript(t))
 	assert.Equal(t, "user:spin", got[1])
 	assert.Contains(t, got[2], "call call_js javascript_execute")
 	assert.Contains(t, got[3], "while this tool was running")
