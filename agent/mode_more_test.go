@@ -32,13 +32,6 @@ func patchTurn(p *scriptProvider, id, search, replace string) {
 		add(answer("ok"))
 }
 
-// sessionInfo is what the statusline gets now.
-func sessionInfo(s *Session) SessionInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.info()
-}
-
 // asks counts the edit-review pickers and answers each with choice.
 type asks struct {
 	mu     sync.Mutex
@@ -142,8 +135,8 @@ func TestModeAutoEditSkipsEditReview(t *testing.T) {
 
 	s.command("/mode auto-edit")
 	assert.Equal(t, ModeAutoEdit, s.Mode())
-	assert.Equal(t, EditsReview, sessionInfo(s).Edits, "/edits is left as it was")
-	assert.Equal(t, ModeAutoEdit, sessionInfo(s).Mode)
+	assert.Equal(t, EditsReview, s.infoNow().Edits, "/edits is left as it was")
+	assert.Equal(t, ModeAutoEdit, s.infoNow().Mode)
 	shown := len(ui.events)
 	s.Submit("edit 2")
 	waitIdle(t, s)
@@ -187,7 +180,7 @@ func TestModeSavedAndRestoredOnResume(t *testing.T) {
 	s2, _ := newTestSession(t, p2, SessionConfig{Registry: reg, Conversations: store, Resume: true})
 	require.Equal(t, id, s2.ConversationID(), "the conversation was resumed")
 	assert.Equal(t, ModePlan, s2.Mode(), "resumed in plan mode")
-	assert.Equal(t, ModePlan, sessionInfo(s2).Mode)
+	assert.Equal(t, ModePlan, s2.infoNow().Mode)
 	s2.Submit("change it")
 	waitIdle(t, s2)
 	assert.Contains(t, lastToolResult(t, p2), "permission_denied")

@@ -8,16 +8,14 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/fido-nvim/fido/agent/llmtest"
-	"github.com/fido-nvim/fido/nvim/nvimtest"
 )
 
 // A subagent's requests carry the same cache_control breakpoints as its
 // parent's with a Claude model, and the same tool bytes, so a delegation
 // reads the parent's cached prefix instead of writing its own.
 func TestE2ESubagentRequestsCarryCacheBreakpoints(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	n := nvimtest.Start(t, nvimtest.Options{Fido: true, Env: []string{"FIDO_BASE_URL=" + srv.URL(), "OPENROUTER_API_KEY=k", "FIDO_MODEL=anthropic/claude-sonnet-4.5"}})
-	f := &fido{Nvim: n, srv: srv}
+	f := startFidoEnv(t, "", []string{"FIDO_MODEL=anthropic/claude-sonnet-4.5"})
+	srv := f.srv
 	srv.Enqueue(
 		llmtest.Reply().ToolCall("call_d", "delegate", `{"task":"find the config loader"}`, 1).Finish("tool_calls"),
 		llmtest.Text("It is in config.go."),

@@ -90,7 +90,7 @@ func TestE2EConversationSurvivesHostKill(t *testing.T) {
 	// SIGKILL lands when the host leaves the kernel (an fsync on a busy
 	// disk can hold it there): until it is gone its lock keeps the
 	// conversation, and a new Fido would rightly start another one.
-	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 20*time.Second, 20*time.Millisecond, "the killed host is still there")
+	require.Eventually(t, func() bool { return !alive(pid) }, 20*time.Second, 20*time.Millisecond, "the killed host is still there")
 
 	f2 := startFido(t, state, ws)
 	f2.srv.Enqueue(llmtest.Text("recovered"))

@@ -46,8 +46,15 @@ type fido struct {
 // stateDir and workspace may be shared between two Neovims (a restart).
 func startFido(t *testing.T, stateDir string, workspace ...string) *fido {
 	t.Helper()
+	return startFidoEnv(t, stateDir, nil, workspace...)
+}
+
+// startFidoEnv is startFido with extra environment variables; they come
+// last, so FIDO_MODEL=… there replaces the default test/model.
+func startFidoEnv(t *testing.T, stateDir string, extra []string, workspace ...string) *fido {
+	t.Helper()
 	srv := llmtest.NewServer(t)
-	env := []string{"FIDO_BASE_URL=" + srv.URL(), "OPENROUTER_API_KEY=test-key", "FIDO_MODEL=test/model"}
+	env := append([]string{"FIDO_BASE_URL=" + srv.URL(), "OPENROUTER_API_KEY=test-key", "FIDO_MODEL=test/model"}, extra...)
 	opts := nvimtest.Options{Fido: true, Env: env}
 	if len(workspace) > 0 {
 		opts.Dir = workspace[0]

@@ -17,14 +17,9 @@ func (f *fido) newestUser(t *testing.T) string {
 	t.Helper()
 	reqs := f.srv.Requests()
 	require.NotEmpty(t, reqs)
-	msgs := reqs[len(reqs)-1].Get("messages").Array()
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Get("role").String() == "user" {
-			return msgs[i].Get("content").String()
-		}
-	}
-	t.Fatal("no user message in the last request")
-	return ""
+	users := f.userMessagesOf(t, len(reqs)-1)
+	require.NotEmpty(t, users, "no user message in the last request")
+	return users[len(users)-1]
 }
 
 func (f *fido) setMode(t *testing.T, mode string) {

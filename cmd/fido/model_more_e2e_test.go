@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/agent/llmtest"
-	"github.com/fido-nvim/fido/nvim/nvimtest"
 )
 
 // modelPicker replaces vim.ui.select with one that records every /model
@@ -30,10 +29,8 @@ end`
 // setup({ models = preferred }).
 func startModels(t *testing.T, models string, preferred []string) *fido {
 	t.Helper()
-	srv := llmtest.NewServer(t)
-	srv.SetModels(models)
-	n := nvimtest.Start(t, nvimtest.Options{Fido: true, Env: []string{"FIDO_BASE_URL=" + srv.URL(), "OPENROUTER_API_KEY=k", "FIDO_MODEL=test/model"}})
-	f := &fido{Nvim: n, srv: srv}
+	f := startFidoEnv(t, "", nil)
+	f.srv.SetModels(models) // before :Fido, which starts the host that reads it
 	require.True(t, f.Bool(t, `require("fido").setup({ models = ... })`, preferred))
 	f.Lua(t, nil, modelPicker)
 	require.NoError(t, f.Command("Fido"))

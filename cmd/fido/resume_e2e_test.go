@@ -80,7 +80,7 @@ func TestE2EConversationSurvivesNeovimKill(t *testing.T) {
 	f1.Lua(t, &hostPid, `return vim.fn.jobpid(require("fido.host").chan())`)
 	require.NoError(t, syscall.Kill(nvimPid, syscall.SIGKILL))
 	// The host notices its Neovim is gone and exits on its own.
-	require.Eventually(t, func() bool { return syscall.Kill(hostPid, 0) != nil }, 10*time.Second, 50*time.Millisecond, "the host outlived its Neovim")
+	require.Eventually(t, func() bool { return !alive(hostPid) }, 10*time.Second, 50*time.Millisecond, "the host outlived its Neovim")
 
 	f2 := startFido(t, state, ws)
 	require.NoError(t, f2.Command("Fido"))

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/agent/llmtest"
-	"github.com/fido-nvim/fido/nvim/nvimtest"
 )
 
 // More end-to-end tests of reviewing and rewinding Fido's file changes:
@@ -251,17 +250,6 @@ func TestE2ERewindConversationOnly(t *testing.T) {
 	assert.Contains(t, f.lastTool(t), "not applied")
 }
 
-// startFidoExtraEnv is startFido with extra environment variables.
-func startFidoExtraEnv(t *testing.T, env ...string) *fido {
-	t.Helper()
-	srv := llmtest.NewServer(t)
-	env = append([]string{"FIDO_BASE_URL=" + srv.URL(), "OPENROUTER_API_KEY=test-key", "FIDO_MODEL=test/model"}, env...)
-	n := nvimtest.Start(t, nvimtest.Options{Fido: true, Env: env})
-	n.Lua(t, nil, `_G.fido_notes = {}
-vim.notify = function(msg, level) table.insert(_G.fido_notes, { msg = msg, level = level }) end`)
-	return &fido{Nvim: n, srv: srv}
-}
-
 // /rewind's picker shows each message with its time (HH:MM in the local time
 // zone, not UTC) and the files changed after it; restoring files reloads the
 // buffers open on them, shown in a window or hidden, with no unsaved change
@@ -270,7 +258,7 @@ func TestE2ERewindReloadsBuffersAndShowsTimes(t *testing.T) {
 	const zone = "Asia/Kathmandu" // UTC+05:45: never the UTC clock
 	loc, err := time.LoadLocation(zone)
 	require.NoError(t, err)
-	f := startFidoExtraEnv(t, "TZ="+zone)
+	f := startFidoEnv(t, "", []string{"TZ=" + zone})
 	require.NoError(t, writeWorkspaceFile(f.Dir, "a.txt", "a0\n"))
 	require.NoError(t, writeWorkspaceFile(f.Dir, "b.txt", "b0\n"))
 	require.NoError(t, f.Command("set hidden"))
