@@ -176,12 +176,12 @@ func (m *Manager) askTrust(p tools.Prompter, project []*server) {
 		Detail:     strings.Join(names, "\n"),
 		DetailInfo: []string{"MCP servers from .mcp.json in " + m.cfg.Root + ": each runs as a program with your rights"},
 	}
-	idx, err := tools.AskQuestion(context.Background(), p, q, prompt)
-	if err != nil {
-		idx = -1
+	answer := ""
+	if idx, err := tools.AskQuestion(context.Background(), p, q, prompt); err == nil && idx >= 0 && idx < len(q.Items) {
+		answer = q.Items[idx]
 	}
-	switch idx {
-	case 2:
+	switch answer {
+	case TrustStart:
 		if err := m.trust.set(trustYes); err != nil {
 			m.cfg.Notify("MCP trust could not be saved: "+err.Error(), true)
 		}
@@ -192,7 +192,7 @@ func (m *Manager) askTrust(p tools.Prompter, project []*server) {
 			go s.startBounded()
 		}
 		m.changedState()
-	case 1:
+	case TrustNever:
 		if err := m.trust.set(trustNever); err != nil {
 			m.cfg.Notify("MCP trust could not be saved: "+err.Error(), true)
 		}

@@ -129,22 +129,28 @@ func (t *Tool) approve(ctx context.Context, callID string, args json.RawMessage)
 	if p == nil {
 		return declined("not approved (no way to ask)", "no approval prompt is available"), false
 	}
-	idx, err := tools.AskQuestion(ctx, p, t.approvalQuestion(callID, args), t.approvalPrompt(args))
-	if err != nil {
+	q := t.approvalQuestion(callID, args)
+	idx, err := tools.AskQuestion(ctx, p, q, t.approvalPrompt(args))
+	switch {
+	case tools.Cancelled(ctx, err):
 		return declined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
+	case err != nil:
+		return declined("not approved (the question failed)", "the approval question could not be shown ("+err.Error()+")"), false
+	case idx < 0 || idx >= len(q.Items):
+		return declined("denied", "the user denied the call"), false
 	}
-	switch idx {
-	case 2:
+	switch q.Items[idx] {
+	case ApproveOnce:
 		return tools.Result{}, true
-	case 3:
+	case ApproveSession:
 		t.m.approvals.allowSession(server, t.remote)
 		return tools.Result{}, true
-	case 4:
+	case ApproveWorkspace:
 		if err := t.m.approvals.allowWorkspace(server, t.remote); err != nil {
 			t.m.cfg.Notify("MCP approval could not be saved: "+err.Error(), true)
 		}
 		return tools.Result{}, true
-	case 1:
+	case ApproveDenyWhy:
 		reason, ok, err := p.Input(ctx, "Why deny "+server+"/"+t.remote+"? (the model reads this)", "")
 		if err == nil && ok && strings.TrimSpace(reason) != "" {
 			return declined("denied: "+tools.Shorten(strings.TrimSpace(reason), 60), "the user denied the call: "+strings.TrimSpace(reason)), false
