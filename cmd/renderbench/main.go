@@ -114,7 +114,7 @@ func run(o options) error {
 			fmt.Fprintf(os.Stderr, "renderbench: %s (%d deltas)…\n", s.name, s.deltas)
 			r, err := measure(e, s, filepath.Join(e.tmp, strconv.Itoa(len(rs))))
 			if err == nil && s.floor && s.period == 0 {
-				r.floor, err = floor(e, s.deltas, s.lineEvery, 0)
+				r.quietFloor, err = floor(e, s.deltas, s.lineEvery, 0)
 			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
@@ -165,11 +165,12 @@ func report(rs []result, o options) {
 	}
 
 	fmt.Println("\nHost CPU beside the floor (a process that only reads the same stream from a server of its own,")
-	fmt.Println("splits the SSE events and parses each chunk with gjson: alongside the paced run, right after a burst)")
+	fmt.Println("splits the SSE events and parses each chunk with gjson: alongside the paced run; for a burst just before")
+	fmt.Println("the host's, in the same Neovim under the same probe, and again once Neovim is closed: quiet floor)")
 	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "run\thost\tfloor\thost/floor\tgoal\tmet\t")
+	fmt.Fprintln(w, "run\thost\tfloor\thost/floor\tquiet floor\tgoal\tmet\t")
 	for _, key := range []string{"burst", "paced"} {
-		var hosts, floors, ratios []float64
+		var hosts, floors, ratios, quiets []float64
 		var last result
 		for _, r := range rs {
 			if r.key != key || !r.floor.ok() {
@@ -181,7 +182,12 @@ func report(rs []result, o options) {
 				h, f = share(r.hostCPU, r.wall), share(r.floor.CPU, r.floor.Wall)
 			}
 			hosts, floors, ratios = append(hosts, h), append(floors, f), append(ratios, h/f)
-			fmt.Fprintf(w, "%s\t%s\t%s\t%.1f×\t\t\t\n", r.name, figure(h, paced), figure(f, paced), h/f)
+			quiet := ""
+			if r.quietFloor.ok() {
+				quiets = append(quiets, r.quietFloor.CPU.Seconds())
+				quiet = figure(r.quietFloor.CPU.Seconds(), paced)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%.1f×\t%s\t\t\t\n", r.name, figure(h, paced), figure(f, paced), h/f, quiet)
 			last = r
 		}
 		if len(hosts) == 0 {
@@ -197,7 +203,11 @@ func report(rs []result, o options) {
 		if len(hosts) > 1 {
 			name = fmt.Sprintf("%s, median of %d", name, len(hosts))
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%.1f×\t%s\t%v\t\n", name, figure(h, paced), figure(f, paced), ratio, goal, met)
+		quiet := ""
+		if len(quiets) > 0 {
+			quiet = figure(median(quiets), paced)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.1f×\t%s\t%s\t%v\t\n", name, figure(h, paced), figure(f, paced), ratio, quiet, goal, met)
 	}
 	w.Flush()
 }

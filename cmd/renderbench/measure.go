@@ -57,6 +57,7 @@ type result struct {
 	applyMax     time.Duration
 	transcriptOK bool
 	floor        readerResult // when spec.floor
+	quietFloor   readerResult // a burst's floor read again once Neovim is closed
 }
 
 func (r result) pct(p float64) time.Duration {
@@ -184,6 +185,22 @@ end`, nil); err != nil {
 		return res, err
 	}
 
+	// The burst's floor reads its burst here, before the host's: Neovim,
+	// the host and the probe as they are while the host streams, less
+	// what the host itself makes Neovim do. (The paced run's floor reads
+	// alongside the host's, below.)
+	if spec.floor && spec.period == 0 {
+		floorDone := make(chan error, 1)
+		go func() {
+			var err error
+			res.floor, err = floor(e, spec.deltas, spec.lineEvery, 0)
+			floorDone <- err
+		}()
+		if err := probeUntil(probeClient, floorDone, nil); err != nil {
+			return res, fmt.Errorf("floor: %w", err)
+		}
+	}
+
 	nvim0, host0 := cpuTime(nvimPid), cpuTime(hostPid)
 	start := time.Now()
 	done := make(chan error, 1)
@@ -224,22 +241,31 @@ end`, nil); err != nil {
 		}
 		go func() { done <- cmd.Wait() }()
 	}
+	err = probeUntil(probeClient, done, &res)
+	return finish(v, res, err, start, nvimPid, hostPid, nvim0, host0, flushes0, naiveOut.Bytes())
+}
+
+// probeUntil calls nvim_eval("1") in a loop, a millisecond apart, until
+// done reports; it records each call's latency in res (when res is not nil)
+// and returns what done reported.
+func probeUntil(c *nvim.Nvim, done <-chan error, res *result) error {
 	for {
 		select {
 		case err := <-done:
-			return finish(v, res, err, start, nvimPid, hostPid, nvim0, host0, flushes0, naiveOut.Bytes())
+			return err
 		default:
 		}
 		t0 := time.Now()
 		var one int
-		if err := probeClient.Eval("1", &one); err != nil {
-			return res, err
+		if err := c.Eval("1", &one); err != nil {
+			return err
 		}
-		d := time.Since(t0)
-		res.lat = append(res.lat, d)
-		if d > 16*time.Millisecond {
-			res.nOver16++
-			res.over16 += d
+		if d := time.Since(t0); res != nil {
+			res.lat = append(res.lat, d)
+			if d > 16*time.Millisecond {
+				res.nOver16++
+				res.over16 += d
+			}
 		}
 		time.Sleep(time.Millisecond)
 	}
