@@ -58,14 +58,16 @@ func floorRead(r io.Reader) (int, error) {
 	}
 }
 
-// readAll runs the provider's reader and accumulator over a stream, without HTTP.
+// readAll runs the provider's reader and accumulator over a stream, without
+// HTTP; n counts the bytes of text handed on.
 func readAll(body []byte) (agent.Response, int, error) {
 	n := 0
-	acc := newAccumulator(func(agent.Delta) { n++ })
-	events := newEventReader(bytes.NewReader(body), nil)
+	acc := newAccumulator(func(d agent.Delta) { n += len(d.Text) })
+	events := newEventReader(flushBeforeRead{bytes.NewReader(body), acc.flush}, nil)
 	for {
 		payload, err := events.next()
 		if err == io.EOF {
+			acc.flush()
 			return acc.response(""), n, nil
 		}
 		if err != nil {
@@ -108,17 +110,17 @@ func BenchmarkStream20kDeltasInMemory(b *testing.B) {
 		}},
 		{"reader", func() error {
 			resp, n, err := readAll(body)
-			if err != nil || n != benchDeltas || len(resp.Message.Content) != want {
-				return fmt.Errorf("reader: %d deltas, %v", n, err)
+			if err != nil || n != want || len(resp.Message.Content) != want {
+				return fmt.Errorf("reader: %d bytes, %v", n, err)
 			}
 			return nil
 		}},
 		{"provider", func() error {
 			n := 0
 			resp, err := p.Stream(context.Background(), agent.Request{Model: "test/model", Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}},
-				func(agent.Delta) { n++ })
-			if err != nil || n != benchDeltas || len(resp.Message.Content) != want {
-				return fmt.Errorf("provider: %d deltas, %v", n, err)
+				func(d agent.Delta) { n += len(d.Text) })
+			if err != nil || n != want || len(resp.Message.Content) != want {
+				return fmt.Errorf("provider: %d bytes, %v", n, err)
 			}
 			return nil
 		}},

@@ -221,7 +221,9 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(agent.
 	}
 
 	acc := newAccumulator(onDelta)
-	events := newEventReader(hresp.Body, wd)
+	// Text waits in acc only while the read buffer holds more chunks: it
+	// is handed on before every read from the network.
+	events := newEventReader(flushBeforeRead{hresp.Body, acc.flush}, wd)
 	done := actx.Done()
 	var recvErr error
 	for {
@@ -231,6 +233,7 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(agent.
 			break
 		}
 		if perr := acc.chunk(payload, events.errorEvent); perr != nil {
+			acc.flush()
 			perr.Message = p.label + " reported an error mid-answer: " + perr.Message
 			return agent.Response{}, perr, acc.delivered
 		}
@@ -248,6 +251,9 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(agent.
 func (p *Provider) finish(ctx context.Context, genID string, acc *accumulator, events *eventReader, wd *watchdog, recvErr error) (agent.Response, *agent.ProviderError, bool) {
 	fail := func(e *agent.ProviderError) (agent.Response, *agent.ProviderError, bool) {
 		return agent.Response{}, e, acc.delivered
+	}
+	if ctx.Err() == nil {
+		acc.flush() // what came before the end (a cancel drops it)
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -282,6 +288,17 @@ func (p *Provider) finish(ctx context.Context, genID string, acc *accumulator, e
 		genID = acc.id
 	}
 	return acc.response(genID), nil, acc.delivered
+}
+
+// flushBeforeRead calls flush before each read of r.
+type flushBeforeRead struct {
+	r     io.Reader
+	flush func()
+}
+
+func (f flushBeforeRead) Read(p []byte) (int, error) {
+	f.flush()
+	return f.r.Read(p)
 }
 
 // closed reports whether ch is closed, without waiting.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -74,6 +76,20 @@ func (l *deltaLog) all() []agent.Delta {
 	return append([]agent.Delta(nil), l.deltas...)
 }
 
+// joined is the log with consecutive text deltas of one kind joined: what
+// the stream showed, whichever deltas the reads coalesced.
+func (l *deltaLog) joined() []agent.Delta {
+	var out []agent.Delta
+	for _, d := range l.all() {
+		if n := len(out); n > 0 && out[n-1].Kind == d.Kind && (d.Kind == agent.DeltaContent || d.Kind == agent.DeltaReasoning) {
+			out[n-1].Text += d.Text
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 func (l *deltaLog) kinds(k agent.DeltaKind) []agent.Delta {
 	var out []agent.Delta
 	for _, d := range l.all() {
@@ -118,12 +134,12 @@ func TestStreamReasoningAndContent(t *testing.T) {
 	p := newTestProvider(t, srv)
 	resp, err, log := stream(t, p, userRequest("hi"))
 	require.NoError(t, err)
+	// However the chunks were read (one delta each, or several coalesced
+	// into one), the text arrives in order, reasoning first.
 	assert.Equal(t, []agent.Delta{
-		{Kind: agent.DeltaReasoning, Text: "Let me "},
-		{Kind: agent.DeltaReasoning, Text: "think."},
-		{Kind: agent.DeltaContent, Text: "Hel"},
-		{Kind: agent.DeltaContent, Text: "lo"},
-	}, log.all())
+		{Kind: agent.DeltaReasoning, Text: "Let me think."},
+		{Kind: agent.DeltaContent, Text: "Hello"},
+	}, log.joined())
 	assert.Equal(t, agent.Message{Role: agent.RoleAssistant, Content: "Hello", Reasoning: "Let me think."}, resp.Message)
 	assert.Equal(t, "stop", resp.FinishReason)
 	assert.Equal(t, agent.Usage{Calls: 1, Input: 100, Output: 20, CacheRead: 60, Cost: 0.0012}, resp.Usage)
@@ -471,7 +487,7 @@ func TestStreamHugeDelta(t *testing.T) {
 	resp, err, log := stream(t, newTestProvider(t, srv), userRequest("hi"))
 	require.NoError(t, err)
 	assert.Equal(t, "<"+big+">", resp.Message.Content)
-	assert.Len(t, log.kinds(agent.DeltaContent), 3)
+	assert.Equal(t, []agent.Delta{{Kind: agent.DeltaContent, Text: "<" + big + ">"}}, log.joined())
 }
 
 func TestStreamEndings(t *testing.T) {
@@ -995,9 +1011,97 @@ func BenchmarkStream20kDeltas(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
-		resp, err := p.Stream(context.Background(), userRequest("hi"), func(d agent.Delta) { n++ })
-		if err != nil || n != 20000 || len(resp.Message.Content) != 80000 {
-			b.Fatalf("err=%v deltas=%d len=%d", err, n, len(resp.Message.Content))
+		resp, err := p.Stream(context.Background(), userRequest("hi"), func(d agent.Delta) { n += len(d.Text) })
+		if err != nil || n != 80000 || len(resp.Message.Content) != 80000 {
+			b.Fatalf("err=%v text=%d len=%d", err, n, len(resp.Message.Content))
 		}
 	}
+}
+
+// feedBody is a response body whose reads return what the test feeds it,
+// one feed per read, and wait for the next.
+type feedBody struct{ feed chan string }
+
+func (b feedBody) Read(p []byte) (int, error) {
+	s, ok := <-b.feed
+	if !ok {
+		return 0, io.EOF
+	}
+	return copy(p, s), nil
+}
+
+func (feedBody) Close() error { return nil }
+
+type feedTransport struct{ body feedBody }
+
+func (t feedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	h := http.Header{}
+	h.Set("Content-Type", "text/event-stream")
+	return &http.Response{StatusCode: 200, Header: h, Body: t.body, ContentLength: -1, Request: r}, nil
+}
+
+// Coalescing never holds text back: a piece that arrives alone reaches
+// onDelta before the provider reads on, so it is on screen while the
+// model is still writing the next one.
+func TestStreamHandsOnEachPieceBeforeTheNextRead(t *testing.T) {
+	body := feedBody{feed: make(chan string)}
+	p := New(Config{BaseURL: "http://mem/api/v1", APIKey: testKey, HTTPClient: &http.Client{Transport: feedTransport{body}}})
+	got := make(chan agent.Delta, 16)
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Stream(context.Background(), userRequest("hi"), func(d agent.Delta) { got <- d })
+		done <- err
+	}()
+	chunk := func(delta string) string {
+		return `data: {"id":"gen-1","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
+	}
+	for _, step := range []struct{ delta, kind, text string }{
+		{`{"reasoning":"hm"}`, "reasoning", "hm"},
+		{`{"content":"Hel"}`, "content", "Hel"},
+		{`{"content":"lo\n"}`, "content", "lo\n"},
+	} {
+		body.feed <- chunk(step.delta)
+		select {
+		case d := <-got:
+			assert.Equal(t, step.text, d.Text)
+			assert.Equal(t, step.kind == "reasoning", d.Kind == agent.DeltaReasoning)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%q was held back until the next read", step.text)
+		}
+	}
+	body.feed <- `data: {"id":"gen-1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+	close(body.feed)
+	require.NoError(t, <-done)
+}
+
+// A read that brings many chunks hands their text on as one delta per
+// read, not one per chunk, and nothing is lost or reordered.
+func TestStreamCoalescesWhatOneReadBrings(t *testing.T) {
+	r := llmtest.Reply()
+	var want strings.Builder
+	for i := range 3000 {
+		piece := fmt.Sprintf("w%d ", i)
+		if i%500 == 499 {
+			r.Reasoning(piece)
+			continue
+		}
+		r.Content(piece)
+		want.WriteString(piece)
+	}
+	body := r.Finish("stop").Render(1, "test/model")
+	p := New(Config{BaseURL: "http://mem/api/v1", APIKey: testKey, HTTPClient: &http.Client{Transport: memTransport{body}}})
+	log := &deltaLog{}
+	resp, err := p.Stream(context.Background(), userRequest("hi"), log.add)
+	require.NoError(t, err)
+	assert.Equal(t, want.String(), resp.Message.Content)
+	var shown strings.Builder
+	for _, d := range log.kinds(agent.DeltaContent) {
+		shown.WriteString(d.Text)
+	}
+	assert.Equal(t, want.String(), shown.String())
+	// A 32 KiB read holds about 150 chunks; the six reasoning pieces split
+	// the answer's runs.
+	reads := len(body)/sseBufferSize + 1
+	assert.LessOrEqual(t, len(log.all()), reads+2*6, "deltas")
+	assert.Len(t, log.kinds(agent.DeltaReasoning), 6)
 }

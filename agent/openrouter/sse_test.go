@@ -201,6 +201,7 @@ func TestChunkFinishReason(t *testing.T) {
 		var got []agent.Delta
 		acc := newAccumulator(func(d agent.Delta) { got = append(got, d) })
 		require.Nil(t, acc.chunk([]byte(tt.chunk), false))
+		acc.flush()
 		assert.Equal(t, tt.want, acc.finishReason, tt.chunk)
 		assert.Equal(t, []agent.Delta{{Kind: agent.DeltaContent, Text: "a"}}, got, tt.chunk)
 	}

@@ -13,19 +13,33 @@ import (
 
 // accumulator turns chunks into deltas and, at the end, one assistant
 // message. It is used by one goroutine.
+//
+// Streamed text is handed on coalesced: consecutive pieces of one kind
+// (answer or reasoning) wait in the answer's own buffer until flush, which
+// the provider calls before every read from the network (and at the end).
+// A stream that arrives a piece at a time thus still shows each piece at
+// once, while a read that brings a thousand chunks makes one delta, not a
+// thousand.
 type accumulator struct {
 	onDelta   func(agent.Delta)
 	delivered bool
 
-	id           string
-	content      strings.Builder
-	reasoning    strings.Builder
+	id        string
+	content   []byte
+	reasoning []byte
+	// pending says text of pendingKind from pendingFrom on (in content or
+	// reasoning) has not reached onDelta yet.
+	pending     bool
+	pendingKind agent.DeltaKind
+	pendingFrom int
+
 	details      []*reasoningDetail
 	calls        []*toolCallAcc
 	byIndex      map[int]int
 	current      int
 	finishReason string
 	usage        agent.Usage
+	fields       chunkFields
 }
 
 type toolCallAcc struct {
@@ -47,9 +61,50 @@ func newAccumulator(onDelta func(agent.Delta)) *accumulator {
 	return &accumulator{onDelta: onDelta, byIndex: map[int]int{}, current: -1, usage: agent.Usage{Calls: 1}}
 }
 
+// emit hands on a delta other than streamed text, after the text before it.
 func (a *accumulator) emit(d agent.Delta) {
+	a.flush()
 	a.delivered = true
 	a.onDelta(d)
+}
+
+// text adds streamed text of kind (DeltaContent or DeltaReasoning).
+func (a *accumulator) text(kind agent.DeltaKind, b []byte) {
+	buf := a.buffer(kind)
+	from := len(*buf)
+	*buf = append(*buf, b...)
+	a.added(kind, from)
+}
+
+// added notes that text of kind was appended to its buffer from index from.
+func (a *accumulator) added(kind agent.DeltaKind, from int) {
+	if from == len(*a.buffer(kind)) {
+		return
+	}
+	if a.pending && a.pendingKind != kind {
+		a.flush()
+	}
+	if !a.pending {
+		a.pending, a.pendingKind, a.pendingFrom = true, kind, from
+	}
+	a.delivered = true
+}
+
+// buffer is where text of kind is kept.
+func (a *accumulator) buffer(kind agent.DeltaKind) *[]byte {
+	if kind == agent.DeltaReasoning {
+		return &a.reasoning
+	}
+	return &a.content
+}
+
+// flush hands on the text that waits, as one delta.
+func (a *accumulator) flush() {
+	if !a.pending {
+		return
+	}
+	a.pending = false
+	a.onDelta(agent.Delta{Kind: a.pendingKind, Text: string((*a.buffer(a.pendingKind))[a.pendingFrom:])})
 }
 
 // chunk handles one data payload (valid only during the call); a non-nil
@@ -65,6 +120,71 @@ func (a *accumulator) emit(d agent.Delta) {
 // only what they return, so a delta's text keeps a few bytes alive, not the
 // whole chunk.
 func (a *accumulator) chunk(payload []byte, errorEvent bool) *agent.ProviderError {
+	if !errorEvent && scanChunk(payload, &a.fields) && a.scanned(&a.fields) {
+		return nil
+	}
+	return a.chunkGJSON(payload, errorEvent)
+}
+
+// scanned handles a chunk read by scanChunk and reports true, or reports
+// false having changed nothing when a part of it is for gjson to read
+// (tool calls, reasoning details, a value of an unexpected type, an
+// escape it cannot decode).
+func (a *accumulator) scanned(f *chunkFields) bool {
+	if !isNull(f.error) {
+		return false // an error report: rare, read by gjson
+	}
+	for _, v := range [][]byte{f.id, f.finish, f.content, f.reasoning, f.reasoningContent} {
+		if !isNull(v) && !isString(v) {
+			return false
+		}
+	}
+	if !isNull(f.delta) && f.delta[0] != '{' || !isNull(f.details) || !isNull(f.toolCalls) {
+		return false
+	}
+	if !isNull(f.usage) && f.usage[0] != '{' {
+		return false
+	}
+	// Decode the strings first, so that a bad escape changes nothing.
+	mark := len(a.reasoning)
+	text := f.reasoning
+	if isNull(text) || string(text) == `""` {
+		text = f.reasoningContent
+	}
+	var ok bool
+	if !isNull(text) {
+		if a.reasoning, ok = appendString(a.reasoning, text); !ok {
+			a.reasoning = a.reasoning[:mark]
+			return false
+		}
+	}
+	cmark := len(a.content)
+	if !isNull(f.content) {
+		if a.content, ok = appendString(a.content, f.content); !ok {
+			a.reasoning, a.content = a.reasoning[:mark], a.content[:cmark]
+			return false
+		}
+	}
+	if a.id == "" && isString(f.id) {
+		id, _ := appendString(nil, f.id)
+		a.id = string(id)
+	}
+	if !isNull(f.usage) {
+		a.setUsage(gjson.ParseBytes(f.usage))
+	}
+	// The decoded text is in the buffers already: hand it on from there.
+	a.added(agent.DeltaReasoning, mark)
+	a.added(agent.DeltaContent, cmark)
+	if isString(f.finish) && len(f.finish) > 2 {
+		fr, _ := appendString(nil, f.finish)
+		a.finishReason = string(fr)
+	}
+	return true
+}
+
+// chunkGJSON reads a chunk with gjson: the way for every chunk scanChunk
+// leaves alone.
+func (a *accumulator) chunkGJSON(payload []byte, errorEvent bool) *agent.ProviderError {
 	if errorEvent || bytes.Contains(payload, errorMark) {
 		if e := gjson.GetBytes(payload, "error"); e.Exists() && e.Type != gjson.Null {
 			return streamError(e)
@@ -175,14 +295,8 @@ func (a *accumulator) delta(delta gjson.Result) {
 			text = shown
 		}
 	}
-	if text != "" {
-		a.reasoning.WriteString(text)
-		a.emit(agent.Delta{Kind: agent.DeltaReasoning, Text: text})
-	}
-	if c := content.String(); c != "" {
-		a.content.WriteString(c)
-		a.emit(agent.Delta{Kind: agent.DeltaContent, Text: c})
-	}
+	a.text(agent.DeltaReasoning, []byte(text))
+	a.text(agent.DeltaContent, []byte(content.String()))
 	if toolCalls.IsArray() {
 		toolCalls.ForEach(func(_, tc gjson.Result) bool {
 			a.toolFragment(tc)
@@ -310,7 +424,7 @@ func (a *accumulator) newCall() int {
 // response builds the final result. Tool calls present means tool calls,
 // whatever finish_reason said (some models send "stop" after them).
 func (a *accumulator) response(genID string) agent.Response {
-	msg := agent.Message{Role: agent.RoleAssistant, Content: a.content.String(), Reasoning: a.reasoning.String()}
+	msg := agent.Message{Role: agent.RoleAssistant, Content: string(a.content), Reasoning: string(a.reasoning)}
 	if len(a.details) > 0 {
 		parts := make([]json.RawMessage, len(a.details))
 		for i, d := range a.details {
