@@ -11,7 +11,7 @@ NVIM_BIN ?= nvim
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-tools bench-provider bench-js bench-conversations clean FORCE
+.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-host bench-tools bench-provider bench-js bench-conversations clean FORCE
 
 all: build doc/tags
 
@@ -63,7 +63,7 @@ test: build fmt-check vet
 	@bash scripts/ensure-nvim
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-bench: build bench-render bench-tools bench-provider bench-js bench-conversations
+bench: build bench-render bench-host bench-tools bench-provider bench-js bench-conversations
 
 # BENCH_FLAGS, e.g. -repeat 3 or -cpuprofile /tmp/fido.prof (see cmd/renderbench).
 bench-render: build
@@ -79,6 +79,11 @@ bench-tools:
 # with gjson (goal: within 2x of the floor).
 bench-provider:
 	$(GO) test -run '^$$' -bench 'Stream20kDeltasInMemory' -benchtime 40x ./agent/openrouter/
+
+# The host's whole turn for a 20,000-delta answer from memory, without
+# Neovim's socket: CPU and allocations per turn.
+bench-host:
+	$(GO) test -run '^$$' -bench 'HostTurnBurst' -benchtime 40x ./nvim/
 
 # One javascript_execute call: each snippet runs in a bin/fido js-worker process.
 bench-js: build

@@ -1,0 +1,108 @@
+//go:build unix
+
+package nvim
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"runtime/metrics"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/neovim/go-client/msgpack"
+
+	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/agent/llmtest"
+	"github.com/fido-nvim/fido/agent/openrouter"
+	"github.com/fido-nvim/fido/tools/secret"
+)
+
+// memTransport answers every request with the same in-memory event stream.
+type memTransport struct{ body []byte }
+
+func (t memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("X-Generation-Id", "gen-llmtest-1")
+	return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(bytes.NewReader(t.body)), ContentLength: -1, Request: r}, nil
+}
+
+// BenchmarkHostTurnBurst is the host's whole turn for a 20,000-delta answer
+// (a newline every 16th delta) read from memory: the session, the provider,
+// the conversation log, the UI's surfaces and the flusher, with each batch
+// msgpack-encoded as ExecLua sends it. What is left out is the socket to
+// Neovim and the HTTP connection; cmd/renderbench measures the real host.
+// It reports the process's CPU time and allocations per turn.
+func BenchmarkHostTurnBurst(b *testing.B) {
+	const deltas = 20000
+	r := llmtest.Reply()
+	for i := range deltas {
+		if i%16 == 15 {
+			r.Content("word\n")
+		} else {
+			r.Content("word ")
+		}
+	}
+	body := r.Usage(100, deltas, 0, 0.001).Finish("stop").Render(1, "bench/model")
+	p := openrouter.New(openrouter.Config{BaseURL: "http://mem/api/v1", APIKey: "bench", HTTPClient: &http.Client{Transport: memTransport{body}}})
+
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	send := func(_ context.Context, batch *Batch) error {
+		buf.Reset()
+		return enc.Encode([]any{`require("fido.bridge").apply(...)`, []any{batch}})
+	}
+	u := newUI(send, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go u.flusher.run(ctx)
+
+	cs := agent.NewConversationStore(b.TempDir())
+	cs.Scrub = secret.Redact
+	s, err := agent.NewSession(agent.SessionConfig{Provider: p, UI: u, Model: "bench/model",
+		SystemPrompt: func() string { return "You are a bench." }, Conversations: cs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+
+	var cpu time.Duration
+	var allocs uint64
+	for b.Loop() {
+		c0, a0 := processCPU(), heapObjects()
+		s.Submit("stream")
+		s.Wait()
+		cpu += processCPU() - c0
+		allocs += heapObjects() - a0
+		if _, sub := s.Totals(); sub.Calls != 0 {
+			b.Fatal("unexpected subagent usage")
+		}
+		// A fresh conversation each round, so the history does not grow.
+		s.Submit("/new")
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/1e6, "cpu-ms/turn")
+	b.ReportMetric(float64(allocs)/float64(b.N), "allocs/turn")
+}
+
+// processCPU is the user and system CPU time of the process so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// heapObjects is the number of heap allocations so far.
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
