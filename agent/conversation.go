@@ -42,11 +42,22 @@ func (r convRecorder) ToolStarted(call ToolCall) {
 func (s *Session) save(write func(*ConversationLog) error, m Message) {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
-	l := s.ensureLogLocked()
+	l, seed := s.log, false
 	if l == nil {
-		return
+		if l = s.createLogLocked(); l == nil {
+			return
+		}
+		seed = true
 	}
-	if err := write(l); err != nil {
+	// One write and one fsync: a new conversation's first records (its
+	// mode, a restored plan, the first message and its title) go together.
+	err := l.Batch(func() error {
+		if seed {
+			s.seedLogLocked(l)
+		}
+		return write(l)
+	})
+	if err != nil {
 		if !s.logFailed {
 			s.logFailed = true
 			s.ui.Error("the conversation could not be saved: " + err.Error())
@@ -61,34 +72,53 @@ func (s *Session) save(write func(*ConversationLog) error, m Message) {
 // ensureLogLocked returns the conversation log, creating the conversation
 // on first use. Called with logMu held.
 func (s *Session) ensureLogLocked() *ConversationLog {
-	if s.cfg.Conversations == nil {
+	if s.log != nil {
+		return s.log
+	}
+	l := s.createLogLocked()
+	if l != nil {
+		_ = l.Batch(func() error { s.seedLogLocked(l); return nil })
+	}
+	return l
+}
+
+// createLogLocked creates the conversation's log, or returns nil when
+// conversations are not saved or it cannot be created (the user hears of
+// it once). Called with logMu held and no log yet.
+func (s *Session) createLogLocked() *ConversationLog {
+	if s.cfg.Conversations == nil || s.logFailed {
 		return nil
 	}
-	if s.log == nil && !s.logFailed {
-		s.mu.Lock()
-		id, mode := s.id, s.modeName()
-		s.mu.Unlock()
-		l, err := s.cfg.Conversations.Create(id, s.cfg.Root, s.model())
-		if err != nil {
-			s.logFailed = true
-			s.ui.Error("the conversation cannot be saved: " + err.Error())
-			return nil
-		}
-		s.log = l
-		s.savedLive = nil
-		// The mode the session is in (a /new or a restart in plan mode)
-		// belongs to this conversation from its start.
-		_ = l.SetMode(mode)
-		// What the conversation already holds (a restored plan) comes first.
-		for _, m := range s.Messages() {
-			if m.Role != RoleSystem {
-				if err := l.Append(m); err == nil {
-					s.savedLive = append(s.savedLive, m.Clone())
-				}
+	s.mu.Lock()
+	id := s.id
+	s.mu.Unlock()
+	l, err := s.cfg.Conversations.Create(id, s.cfg.Root, s.model())
+	if err != nil {
+		s.logFailed = true
+		s.ui.Error("the conversation cannot be saved: " + err.Error())
+		return nil
+	}
+	s.log = l
+	s.savedLive = nil
+	return l
+}
+
+// seedLogLocked writes what a new log starts with. Called with logMu held.
+func (s *Session) seedLogLocked(l *ConversationLog) {
+	s.mu.Lock()
+	mode := s.modeName()
+	s.mu.Unlock()
+	// The mode the session is in (a /new or a restart in plan mode)
+	// belongs to this conversation from its start.
+	_ = l.SetMode(mode)
+	// What the conversation already holds (a restored plan) comes first.
+	for _, m := range s.Messages() {
+		if m.Role != RoleSystem {
+			if err := l.Append(m); err == nil {
+				s.savedLive = append(s.savedLive, m.Clone())
 			}
 		}
 	}
-	return s.log
 }
 
 // syncLive records the in-memory conversation as the live one when it no

@@ -120,7 +120,9 @@ func newConversationID(t time.Time) string {
 }
 
 // Create starts a new conversation log under id ("" mints one), owned
-// (locked) by this process.
+// (locked) by this process. Its head record is written at once and made
+// durable by the fsync of the first record after it, which follows it
+// straight away (a conversation is created for its first message).
 func (s *ConversationStore) Create(id, root, model string) (*ConversationLog, error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("conversation store: %w", err)
@@ -141,7 +143,11 @@ func (s *ConversationStore) Create(id, root, model string) (*ConversationLog, er
 		return nil, err
 	}
 	l := &ConversationLog{store: s, f: f, meta: ConversationMeta{ID: id, Created: at, Updated: at, Model: model, Root: root}}
-	if err := l.write(record{T: "head", ID: id, At: at, Root: root, Model: model}); err != nil {
+	l.mu.Lock()
+	l.unsynced = true
+	err = l.writeLocked(record{T: "head", ID: id, At: at, Root: root, Model: model})
+	l.mu.Unlock()
+	if err != nil {
 		l.Close()
 		return nil, err
 	}
@@ -261,7 +267,17 @@ type ConversationLog struct {
 	meta  ConversationMeta
 	live  int
 	err   error
+	// batching: records wait in batch for the end of Batch.
+	batching bool
+	batch    []byte
+	enc      bytes.Buffer // the record being written
+	// unsynced: the next record is written without an fsync (the head,
+	// which the first record's fsync covers).
+	unsynced bool
 }
+
+// maxKeptBuffer bounds the encoding buffer a log keeps between records.
+const maxKeptBuffer = 1 << 20
 
 // ID is the conversation's id.
 func (l *ConversationLog) ID() string { return l.meta.ID }
@@ -385,8 +401,31 @@ func (l *ConversationLog) write(r record) error {
 	return l.writeLocked(r)
 }
 
-// writeLocked appends one record and fsyncs it. After a failed write the
-// log refuses further writes, so a gap never goes unnoticed.
+// Batch runs f and writes the records it made with one write and one
+// fsync when it returns (at once, when a batch is already open). The
+// first error, f's or the write's, is returned.
+func (l *ConversationLog) Batch(f func() error) error {
+	l.mu.Lock()
+	if l.batching {
+		l.mu.Unlock()
+		return f()
+	}
+	l.batching = true
+	l.mu.Unlock()
+	ferr := f()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.batch
+	l.batching, l.batch = false, nil
+	if err := l.appendLocked(b); ferr == nil {
+		return err
+	}
+	return ferr
+}
+
+// writeLocked appends one record and fsyncs it, or keeps it for the end of
+// the open batch. After a failed write the log refuses further writes, so
+// a gap never goes unnoticed.
 func (l *ConversationLog) writeLocked(r record) error {
 	if l.err != nil {
 		return l.err
@@ -394,17 +433,48 @@ func (l *ConversationLog) writeLocked(r record) error {
 	if l.f == nil {
 		return errors.New("conversation log is closed")
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
+	// Encoded into a buffer the log keeps (a long answer's record is not
+	// copied from buffer to buffer); the encoder ends it with the newline.
+	l.enc.Reset()
+	enc := json.NewEncoder(&l.enc)
+	if err := enc.Encode(r); err != nil {
 		return fmt.Errorf("conversation %s: %w", l.meta.ID, err)
 	}
-	if l.store.Scrub != nil {
-		b = []byte(l.store.Scrub(string(b)))
+	b := l.enc.Bytes()
+	if l.enc.Cap() > maxKeptBuffer {
+		l.enc = bytes.Buffer{}
 	}
-	b = append(b, '\n')
+	if l.store.Scrub != nil {
+		s := string(b)
+		if out := l.store.Scrub(s); out != s {
+			b = []byte(out)
+		}
+	}
+	if l.batching {
+		l.batch = append(l.batch, b...)
+		return nil
+	}
+	return l.appendLocked(b)
+}
+
+// appendLocked writes whole records and fsyncs them.
+func (l *ConversationLog) appendLocked(b []byte) error {
+	if l.err != nil {
+		return l.err
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	if l.f == nil {
+		return errors.New("conversation log is closed")
+	}
 	if _, err := l.f.Write(b); err != nil {
 		l.err = fmt.Errorf("conversation %s could not be saved: %w", l.meta.ID, err)
 		return l.err
+	}
+	if l.unsynced {
+		l.unsynced = false
+		return nil
 	}
 	if err := l.f.Sync(); err != nil {
 		l.err = fmt.Errorf("conversation %s could not be saved: %w", l.meta.ID, err)

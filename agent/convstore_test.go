@@ -249,3 +249,39 @@ func BenchmarkConversationLoad1000(b *testing.B) {
 		}
 	}
 }
+
+// A batch's records reach the file together, in one write, when it ends;
+// a batch inside it changes nothing.
+func TestConversationBatchWritesOnce(t *testing.T) {
+	s := NewConversationStore(t.TempDir())
+	l, err := s.Create("", "/ws", "m/one")
+	require.NoError(t, err)
+	size := func() int64 {
+		st, err := os.Stat(s.path(l.ID()))
+		require.NoError(t, err)
+		return st.Size()
+	}
+	head := size()
+	require.Positive(t, head)
+	user := Message{Role: RoleUser, Content: "first question"}
+	require.NoError(t, l.Batch(func() error {
+		require.NoError(t, l.SetMode("plan"))
+		require.NoError(t, l.Batch(func() error { return l.Append(user) }))
+		assert.Equal(t, head, size(), "nothing written before the batch ends")
+		return nil
+	}))
+	assert.Greater(t, size(), head)
+	failed := fmt.Errorf("the caller's own error")
+	assert.ErrorIs(t, l.Batch(func() error {
+		require.NoError(t, l.Append(Message{Role: RoleAssistant, Content: "answer"}))
+		return failed
+	}), failed, "the batch reports its function's error and still writes")
+	require.NoError(t, l.Close())
+
+	conv, err := s.Load(l.ID())
+	require.NoError(t, err)
+	assert.Equal(t, []Message{user, {Role: RoleAssistant, Content: "answer"}}, conv.Messages)
+	assert.Equal(t, "plan", conv.Meta.Mode)
+	assert.Equal(t, "first question", conv.Meta.Title)
+	assert.Error(t, l.Batch(func() error { return l.Append(user) }), "a closed log refuses the batch")
+}

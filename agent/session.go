@@ -395,14 +395,8 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, gen in
 	s.queued = nil
 	total := s.total
 	s.mu.Unlock()
-	s.syncLive("end of turn")
-	s.saveSeen()
+	s.endTurnRecords(total.Cost)
 	s.ui.Info(s.infoNow())
-	s.logMu.Lock()
-	if s.log != nil {
-		_ = s.log.SetMeta("", "", total.Cost)
-	}
-	s.logMu.Unlock()
 	if len(queued) > 0 {
 		if cancelled {
 			// Cancel put them back into the input already.
@@ -426,6 +420,37 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, gen in
 			s.ui.RestoreDraft(text)
 		}
 		s.event(gen, EvError)
+	}
+}
+
+// endTurnRecords saves what a turn leaves besides its messages (the live
+// history when it differs from the log, what was seen of files, the cost),
+// with one fsync.
+func (s *Session) endTurnRecords(cost float64) {
+	s.logMu.Lock()
+	l := s.log
+	s.logMu.Unlock()
+	records := func() error {
+		s.syncLive("end of turn")
+		s.saveSeen()
+		s.logMu.Lock()
+		defer s.logMu.Unlock()
+		if s.log != nil {
+			_ = s.log.SetMeta("", "", cost)
+		}
+		return nil
+	}
+	if l == nil {
+		_ = records()
+		return
+	}
+	if err := l.Batch(records); err != nil {
+		s.logMu.Lock()
+		defer s.logMu.Unlock()
+		if !s.logFailed {
+			s.logFailed = true
+			s.ui.Error("the conversation could not be saved: " + err.Error())
+		}
 	}
 }
 
