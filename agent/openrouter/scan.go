@@ -17,31 +17,61 @@ type chunkFields struct {
 	content, reasoning, reasoningContent, details, toolCalls []byte
 }
 
+// envelope remembers the bytes a stream's chunks repeat before their
+// "choices" key (`{"id":"gen-…","provider":…,"created":…,`): a chunk that
+// starts with the same bytes is read from its "choices" on, since parsing
+// them again would find the same keys and values. Only an envelope of keys
+// the accumulator does not read (besides the id, which it reads once) is
+// remembered.
+type envelope struct {
+	prefix []byte
+}
+
 // scanChunk reads a chunk's object in one pass, without allocating: the
 // top-level keys, the first choice and its delta. It reports false for
 // anything it does not read with certainty (a payload that is not an
 // object, a key written with escapes, a key given twice, bytes it cannot
-// parse); the caller then reads the chunk with gjson, as before.
+// parse); the caller then reads the chunk with gjson, as before. With env
+// it skips the envelope the chunk shares with the one before (then f.id is
+// nil: the id was read from the first).
 //
 // Most chunks are one small delta in an envelope of a few hundred bytes; a
 // general parser looked up by path (gjson) costs about twice what this walk
 // does, and allocates a copy of what it returns.
-func scanChunk(p []byte, f *chunkFields) bool {
+func scanChunk(p []byte, f *chunkFields, env *envelope) bool {
 	*f = chunkFields{}
 	sc := scanner{p: p}
-	ok := sc.object(func(key []byte) bool {
+	// plain: the keys so far are ones an envelope may hold; choicesAt is
+	// where the "choices" key starts.
+	plain, choicesAt := true, -1
+	members := func(key []byte) bool {
 		switch string(key) {
 		case "id":
 			return sc.rawOnce(&f.id)
 		case "error":
+			plain = false
 			return sc.rawOnce(&f.error)
 		case "usage":
+			plain = false
 			return sc.rawOnce(&f.usage)
 		case "choices":
+			if plain {
+				choicesAt = sc.keyAt
+			}
 			return sc.choices(f)
 		}
 		return sc.skip()
-	})
+	}
+	var ok bool
+	if env != nil && len(env.prefix) > 0 && bytes.HasPrefix(p, env.prefix) {
+		sc.i = len(env.prefix)
+		ok = sc.members(members)
+	} else {
+		ok = sc.object(members)
+		if ok && env != nil && choicesAt > 0 && sc.end() {
+			env.prefix = append(env.prefix[:0], p[:choicesAt]...)
+		}
+	}
 	return ok && sc.end()
 }
 
@@ -51,6 +81,8 @@ type scanner struct {
 	i int
 	// seenChoices: a second "choices" key is for gjson to read.
 	seenChoices bool
+	// keyAt is where the key being read starts.
+	keyAt int
 }
 
 // choices reads the choices array: the first element's delta and finish
@@ -147,11 +179,17 @@ func (s *scanner) object(fn func(key []byte) bool) bool {
 		s.i++
 		return true
 	}
+	return s.members(fn)
+}
+
+// members reads an object's members from a key on, to the closing brace.
+func (s *scanner) members(fn func(key []byte) bool) bool {
 	for {
 		if s.i >= len(s.p) || s.p[s.i] != '"' {
 			return false
 		}
 		start := s.i
+		s.keyAt = start
 		if !s.str() {
 			return false
 		}
@@ -341,6 +379,32 @@ func appendString(dst, v []byte) ([]byte, bool) {
 		s = s[2:]
 	}
 	return dst, true
+}
+
+// validEscapes reports whether appendString decodes the JSON string v.
+func validEscapes(v []byte) bool {
+	s := v[1 : len(v)-1]
+	for {
+		j := bytes.IndexByte(s, '\\')
+		if j < 0 {
+			return true
+		}
+		s = s[j:]
+		if len(s) < 2 {
+			return false
+		}
+		switch s[1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			s = s[2:]
+		case 'u':
+			if _, ok := hex4(s[2:]); !ok {
+				return false
+			}
+			s = s[6:]
+		default:
+			return false
+		}
+	}
 }
 
 // hex4 reads four hex digits.

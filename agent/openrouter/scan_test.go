@@ -49,23 +49,29 @@ var chunkSeeds = []string{
 	``,
 }
 
-// readChunk reads one chunk with a fresh accumulator, through the scanner
-// or (gjsonOnly) the way every chunk was read before it.
-func readChunk(chunk string, gjsonOnly bool) (agent.Response, []agent.Delta, *agent.ProviderError, string) {
+// readChunks reads chunks in order with one accumulator, through the
+// scanner or (gjsonOnly) the way every chunk was read before it.
+func readChunks(chunks []string, gjsonOnly bool) (agent.Response, []agent.Delta, *agent.ProviderError, string) {
 	var got []agent.Delta
 	a := newAccumulator(func(d agent.Delta) { got = append(got, d) })
 	var perr *agent.ProviderError
-	if gjsonOnly {
-		perr = a.chunkGJSON([]byte(chunk), false)
-	} else {
-		perr = a.chunk([]byte(chunk), false)
+	for _, c := range chunks {
+		if gjsonOnly {
+			perr = a.chunkGJSON([]byte(c), false)
+		} else {
+			perr = a.chunk([]byte(c), false)
+		}
+		if perr != nil {
+			break
+		}
 	}
 	a.flush()
 	return a.response("gen"), got, perr, a.id
 }
 
 // The scanner reads every chunk as gjson does: the same text, reasoning,
-// finish reason, usage, id and error.
+// finish reason, usage, id and error. Each chunk is read alone, and after
+// chunks whose envelope it may share (which the scanner then skips).
 func TestScannerAgreesWithGJSON(t *testing.T) {
 	for _, chunk := range chunkSeeds {
 		checkAgreement(t, chunk)
@@ -74,12 +80,35 @@ func TestScannerAgreesWithGJSON(t *testing.T) {
 
 func checkAgreement(t *testing.T, chunk string) {
 	t.Helper()
-	wantResp, wantDeltas, wantErr, wantID := readChunk(chunk, true)
-	resp, deltas, perr, id := readChunk(chunk, false)
-	assert.Equal(t, wantResp, resp, chunk)
-	assert.Equal(t, wantDeltas, deltas, chunk)
-	assert.Equal(t, wantErr, perr, chunk)
-	assert.Equal(t, wantID, id, chunk)
+	for _, before := range [][]string{nil, {chunkSeeds[0]}, {chunkSeeds[1], chunkSeeds[0]}, {chunkSeeds[9]}, {`{"choices":[{"delta":{"content":"no envelope"}}]}`}} {
+		chunks := append(append([]string(nil), before...), chunk)
+		wantResp, wantDeltas, wantErr, wantID := readChunks(chunks, true)
+		resp, deltas, perr, id := readChunks(chunks, false)
+		assert.Equal(t, wantResp, resp, chunks)
+		assert.Equal(t, wantDeltas, deltas, chunks)
+		assert.Equal(t, wantErr, perr, chunks)
+		assert.Equal(t, wantID, id, chunks)
+	}
+}
+
+// A stream's chunks repeat their envelope; from the second chunk on the
+// scanner reads only what follows it.
+func TestScannerSkipsTheRepeatedEnvelope(t *testing.T) {
+	var f chunkFields
+	var env envelope
+	first := `{"id":"gen-1","provider":"P","model":"m","object":"chat.completion.chunk","created":1,"choices":[{"index":0,"delta":{"content":"a"}}]}`
+	require.True(t, scanChunk([]byte(first), &f, &env))
+	assert.Equal(t, `{"id":"gen-1","provider":"P","model":"m","object":"chat.completion.chunk","created":1,`, string(env.prefix))
+	assert.Equal(t, `"gen-1"`, string(f.id))
+	next := `{"id":"gen-1","provider":"P","model":"m","object":"chat.completion.chunk","created":1,"choices":[{"index":0,"delta":{"content":"b"}}],"usage":{"cost":1}}`
+	require.True(t, scanChunk([]byte(next), &f, &env))
+	assert.Nil(t, f.id, "the envelope was skipped")
+	assert.Equal(t, `"b"`, string(f.content))
+	assert.Equal(t, `{"cost":1}`, string(f.usage))
+	// An envelope holding a key the accumulator reads is not remembered.
+	env = envelope{}
+	require.True(t, scanChunk([]byte(`{"usage":{"cost":1},"choices":[]}`), &f, &env))
+	assert.Empty(t, env.prefix)
 }
 
 // The common chunks are read by the scanner itself, not handed to gjson.
@@ -87,11 +116,11 @@ func TestScannerReadsCommonChunks(t *testing.T) {
 	var f chunkFields
 	a := newAccumulator(func(agent.Delta) {})
 	for _, chunk := range chunkSeeds[:11] {
-		require.True(t, scanChunk([]byte(chunk), &f), chunk)
+		require.True(t, scanChunk([]byte(chunk), &f, nil), chunk)
 		require.True(t, a.scanned(&f), chunk)
 	}
 	for _, chunk := range []string{`{"choices":[{"delta":{"content":"a","content":"b"}}]}`, `[1,2,3]`, ``, `{"choices":[{"delta":{"content":"unterminated}}]}`} {
-		assert.False(t, scanChunk([]byte(chunk), &f), chunk)
+		assert.False(t, scanChunk([]byte(chunk), &f, nil), chunk)
 	}
 }
 
@@ -122,9 +151,10 @@ func TestAppendString(t *testing.T) {
 	for _, s := range []string{"", "plain", `a\"b`, `\\`, `\/`, `\b\f\n\r\t`, `\u00e9`, `\ud83d\ude00`, `\ud800`, `\ud800x`, `\udc00\ud800`, `\ud83dabc`, `\ud83d\u0041`, `tail\u0041`} {
 		checkAppendString(t, `"`+s+`"`)
 	}
-	for _, bad := range []string{`"\x"`, `"\u12"`, `"\u12g4"`, `"\"`} {
+	for _, bad := range []string{`"\x"`, `"\u12"`, `"\u12g4"`, `"\"`, `"a\` + `"`} {
 		_, ok := appendString(nil, []byte(bad))
 		assert.False(t, ok, bad)
+		assert.False(t, validEscapes([]byte(bad)), bad)
 	}
 }
 
@@ -136,6 +166,7 @@ func checkAppendString(t *testing.T, quoted string) {
 	}
 	got, ok := appendString(nil, []byte(quoted))
 	require.True(t, ok, quoted)
+	require.True(t, validEscapes([]byte(quoted)), quoted)
 	assert.Equal(t, want, string(got), quoted)
 }
 

@@ -40,6 +40,7 @@ type accumulator struct {
 	finishReason string
 	usage        agent.Usage
 	fields       chunkFields
+	envelope     envelope
 }
 
 type toolCallAcc struct {
@@ -72,8 +73,20 @@ func (a *accumulator) emit(d agent.Delta) {
 func (a *accumulator) text(kind agent.DeltaKind, b []byte) {
 	buf := a.buffer(kind)
 	from := len(*buf)
-	*buf = append(*buf, b...)
+	*buf = append(roomFor(*buf, len(b)), b...)
 	a.added(kind, from)
+}
+
+// roomFor returns buf with room for n more bytes, doubling its capacity
+// when it must grow (append grows a large slice by a quarter, so a 100 KB
+// answer would be copied some twenty times into fresh memory).
+func roomFor(buf []byte, n int) []byte {
+	if len(buf)+n <= cap(buf) {
+		return buf
+	}
+	grown := make([]byte, len(buf), max(2*cap(buf), len(buf)+n, 512))
+	copy(grown, buf)
+	return grown
 }
 
 // added notes that text of kind was appended to its buffer from index from.
@@ -120,7 +133,7 @@ func (a *accumulator) flush() {
 // only what they return, so a delta's text keeps a few bytes alive, not the
 // whole chunk.
 func (a *accumulator) chunk(payload []byte, errorEvent bool) *agent.ProviderError {
-	if !errorEvent && scanChunk(payload, &a.fields) && a.scanned(&a.fields) {
+	if !errorEvent && scanChunk(payload, &a.fields, &a.envelope) && a.scanned(&a.fields) {
 		return nil
 	}
 	return a.chunkGJSON(payload, errorEvent)
@@ -145,25 +158,13 @@ func (a *accumulator) scanned(f *chunkFields) bool {
 	if !isNull(f.usage) && f.usage[0] != '{' {
 		return false
 	}
-	// Decode the strings first, so that a bad escape changes nothing.
-	mark := len(a.reasoning)
 	text := f.reasoning
 	if isNull(text) || string(text) == `""` {
 		text = f.reasoningContent
 	}
-	var ok bool
-	if !isNull(text) {
-		if a.reasoning, ok = appendString(a.reasoning, text); !ok {
-			a.reasoning = a.reasoning[:mark]
-			return false
-		}
-	}
-	cmark := len(a.content)
-	if !isNull(f.content) {
-		if a.content, ok = appendString(a.content, f.content); !ok {
-			a.reasoning, a.content = a.reasoning[:mark], a.content[:cmark]
-			return false
-		}
+	// A bad escape sends the chunk to gjson before anything has changed.
+	if !isNull(text) && !validEscapes(text) || !isNull(f.content) && !validEscapes(f.content) {
+		return false
 	}
 	if a.id == "" && isString(f.id) {
 		id, _ := appendString(nil, f.id)
@@ -172,9 +173,18 @@ func (a *accumulator) scanned(f *chunkFields) bool {
 	if !isNull(f.usage) {
 		a.setUsage(gjson.ParseBytes(f.usage))
 	}
-	// The decoded text is in the buffers already: hand it on from there.
-	a.added(agent.DeltaReasoning, mark)
-	a.added(agent.DeltaContent, cmark)
+	// Reasoning first, then the answer: each decoded into its buffer and
+	// handed on from there.
+	if !isNull(text) {
+		from := len(a.reasoning)
+		a.reasoning, _ = appendString(roomFor(a.reasoning, len(text)), text)
+		a.added(agent.DeltaReasoning, from)
+	}
+	if !isNull(f.content) {
+		from := len(a.content)
+		a.content, _ = appendString(roomFor(a.content, len(f.content)), f.content)
+		a.added(agent.DeltaContent, from)
+	}
 	if isString(f.finish) && len(f.finish) > 2 {
 		fr, _ := appendString(nil, f.finish)
 		a.finishReason = string(fr)
