@@ -34,3 +34,18 @@ func TestUnknownCommandAndBadRoot(t *testing.T) {
 	assert.Equal(t, 2, run([]string{"doctor", "--root", "/nonexistent/dir"}, &out, &errOut))
 	assert.Contains(t, out.String(), "is not a directory")
 }
+
+// The host collects garbage at its own target unless the user set GOGC.
+func TestGCPercentUnlessGOGCIsSet(t *testing.T) {
+	p, ok := gcPercent(func(string) string { return "" })
+	assert.True(t, ok)
+	assert.Equal(t, hostGCPercent, p)
+	assert.Greater(t, p, 100, "above Go's default")
+	_, ok = gcPercent(func(k string) string {
+		if k == "GOGC" {
+			return "50"
+		}
+		return ""
+	})
+	assert.False(t, ok, "the user's GOGC stands")
+}
