@@ -59,33 +59,41 @@ func BenchmarkHostTurnBurst(b *testing.B) {
 		buf.Reset()
 		return enc.Encode([]any{`require("fido.bridge").apply(...)`, []any{batch}})
 	}
-	u := newUI(send, nil, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go u.flusher.run(ctx)
-
-	cs := agent.NewConversationStore(b.TempDir())
-	cs.Scrub = secret.Redact
-	s, err := agent.NewSession(agent.SessionConfig{Provider: p, UI: u, Model: "bench/model",
-		SystemPrompt: func() string { return "You are a bench." }, Conversations: cs})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-
+	dir := b.TempDir()
 	var cpu time.Duration
 	var allocs uint64
 	for b.Loop() {
+		// A fresh session and screen each round, as in a new Neovim: the
+		// turn is the conversation's first, its transcript starts empty.
+		b.StopTimer()
+		u := newUI(send, nil, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		go u.flusher.run(ctx)
+		cs := agent.NewConversationStore(dir)
+		cs.Scrub = secret.Redact
+		s, err := agent.NewSession(agent.SessionConfig{Provider: p, UI: u, Model: "bench/model",
+			SystemPrompt: func() string { return "You are a bench." }, Conversations: cs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+
 		c0, a0 := processCPU(), heapObjects()
 		s.Submit("stream")
 		s.Wait()
 		cpu += processCPU() - c0
 		allocs += heapObjects() - a0
-		if _, sub := s.Totals(); sub.Calls != 0 {
-			b.Fatal("unexpected subagent usage")
+
+		b.StopTimer()
+		u.mu.Lock()
+		got := u.transcript.Len()
+		u.mu.Unlock()
+		if got < deltas/16 {
+			b.Fatalf("the transcript holds %d lines", got)
 		}
-		// A fresh conversation each round, so the history does not grow.
-		s.Submit("/new")
+		s.Close()
+		cancel()
+		b.StartTimer()
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/1e6, "cpu-ms/turn")
 	b.ReportMetric(float64(allocs)/float64(b.N), "allocs/turn")
