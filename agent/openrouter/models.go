@@ -92,6 +92,9 @@ func (p *Provider) Models(ctx context.Context) ([]agent.ModelInfo, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		// Read the (short) error page, so the connection stays open for
+		// the first model call instead of being closed unread.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		return nil, fmt.Errorf("model list: HTTP %d", resp.StatusCode)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxModelsBody))

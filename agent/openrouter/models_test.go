@@ -3,8 +3,11 @@ package openrouter
 import (
 	"context"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,4 +85,26 @@ func roundPrices(list []agent.ModelInfo) []agent.ModelInfo {
 		list[i].CompletionPrice = math.Round(list[i].CompletionPrice*1e6) / 1e6
 	}
 	return list
+}
+
+// A server without a model list (404) keeps its connection: the first
+// model call after the list at start does not dial again.
+func TestModelListErrorKeepsTheConnection(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, strings.Repeat("no model list here ", 100), http.StatusNotFound)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	p := New(Config{BaseURL: srv.URL, APIKey: testKey})
+	for range 3 {
+		_, err := p.Models(context.Background())
+		require.ErrorContains(t, err, "HTTP 404")
+	}
+	assert.Equal(t, int32(1), conns.Load())
 }

@@ -212,7 +212,11 @@ func (b *backend) Close() {
 // conversationStore keeps the workspace's conversations; the API keys never
 // reach its files.
 func conversationStore(stateDir string) *agent.ConversationStore {
-	cs := agent.NewConversationStore(filepath.Join(stateDir, "conversations"))
+	dir := filepath.Join(stateDir, "conversations")
+	// Made now, with the rest of the state directory, rather than when the
+	// first message is saved (Create reports a failure then).
+	_ = os.MkdirAll(dir, 0o700)
+	cs := agent.NewConversationStore(dir)
 	cs.Scrub = secret.Redact
 	return cs
 }
