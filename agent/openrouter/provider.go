@@ -62,6 +62,7 @@ type Provider struct {
 	cfg Config
 	// label names the service in user-facing errors.
 	label string
+	heads headCache
 }
 
 var _ agent.Provider = (*Provider)(nil)
@@ -145,7 +146,7 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request, onDelta func(a
 	if err := ctx.Err(); err != nil {
 		return agent.Response{}, err
 	}
-	body, err := encodeRequest(req, p.cfg.Preferences)
+	body, err := encodeRequest(req, p.cfg.Preferences, &p.heads)
 	if err != nil {
 		return agent.Response{}, p.scrub(&agent.ProviderError{Message: "cannot build the request: " + oneLine(err.Error())})
 	}

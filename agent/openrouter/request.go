@@ -4,23 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/tools"
 )
-
-// chatRequest is the body of one chat-completions call: go-openai's request
-// (model, stream, stream_options, tools) with OpenRouter's fields beside it.
-// Messages shadows the embedded field of the same name, so the messages are
-// encoded in Fido's form (reasoning passed back, cache_control parts).
-type chatRequest struct {
-	openai.ChatCompletionRequest
-	Messages  []message            `json:"messages"`
-	Reasoning *reasoningConfig     `json:"reasoning,omitempty"`
-	Provider  *ProviderPreferences `json:"provider,omitempty"`
-}
 
 // reasoningConfig is OpenRouter's unified reasoning setting.
 type reasoningConfig struct {
@@ -69,22 +59,110 @@ type cacheControl struct {
 var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // encodeRequest builds the request body. Identical requests give identical
-// bytes: struct fields encode in a fixed order, tools in spec order.
-func encodeRequest(req agent.Request, prefs *ProviderPreferences) ([]byte, error) {
-	body := chatRequest{
-		ChatCompletionRequest: openai.ChatCompletionRequest{
-			Model:         req.Model,
-			Tools:         encodeTools(req.Tools),
-			Stream:        true,
-			StreamOptions: &openai.StreamOptions{IncludeUsage: true},
-		},
-		Messages: encodeMessages(req.Messages, NeedsCacheBreakpoints(req.Model)),
-		Provider: prefs,
+// bytes: struct fields encode in a fixed order, tools in spec order. The
+// body is the request's head (model, stream options, tools: what every call
+// of a conversation repeats, cached in heads) followed by its messages; the
+// two together are the bytes chatRequest encodes to.
+func encodeRequest(req agent.Request, prefs *ProviderPreferences, heads *headCache) ([]byte, error) {
+	head, err := heads.head(req.Model, req.Tools)
+	if err != nil {
+		return nil, err
 	}
+	tail := requestTail{Messages: encodeMessages(req.Messages, NeedsCacheBreakpoints(req.Model)), Provider: prefs}
 	if req.Reasoning != "" {
-		body.Reasoning = &reasoningConfig{Effort: req.Reasoning}
+		tail.Reasoning = &reasoningConfig{Effort: req.Reasoning}
 	}
-	return marshalNoEscape(body)
+	rest, err := marshalNoEscape(tail)
+	if err != nil {
+		return nil, err
+	}
+	// {head…} + {tail…} → {head…,tail…}
+	body := make([]byte, 0, len(head)+len(rest))
+	body = append(body, head[:len(head)-1]...)
+	body = append(body, ',')
+	return append(body, rest[1:]...), nil
+}
+
+// requestHead is a request without its messages; its Messages field
+// shadows (and leaves out) the embedded one.
+type requestHead struct {
+	openai.ChatCompletionRequest
+	Messages *struct{} `json:"messages,omitempty"`
+}
+
+// requestTail is the rest of chatRequest, from the messages on.
+type requestTail struct {
+	Messages  []message            `json:"messages"`
+	Reasoning *reasoningConfig     `json:"reasoning,omitempty"`
+	Provider  *ProviderPreferences `json:"provider,omitempty"`
+}
+
+// encodeHead encodes a request's head.
+func encodeHead(model string, specs []tools.Spec) ([]byte, error) {
+	return marshalNoEscape(requestHead{ChatCompletionRequest: openai.ChatCompletionRequest{
+		Model:         model,
+		Tools:         encodeTools(specs),
+		Stream:        true,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+	}})
+}
+
+// headCache keeps the last few encoded request heads. Every call of a
+// conversation (and of its subagents) repeats the model and the tool
+// catalog, and encoding the catalog (some 40 KB of schemas, each compacted
+// again by encoding/json) cost more than the rest of a request. An entry
+// is used only for the same model and tools with the same contents, so a
+// catalog that changes (an MCP server came up) is encoded anew.
+type headCache struct {
+	mu      sync.Mutex
+	entries [4]headEntry
+	next    int
+}
+
+type headEntry struct {
+	model string
+	tools []tools.Spec
+	head  []byte
+}
+
+func (c *headCache) head(model string, specs []tools.Spec) ([]byte, error) {
+	if c == nil {
+		return encodeHead(model, specs)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.head != nil && e.model == model && sameSpecs(e.tools, specs) {
+			return e.head, nil
+		}
+	}
+	head, err := encodeHead(model, specs)
+	if err != nil {
+		return nil, err
+	}
+	// The entry keeps its own copy: a caller's slice may change later.
+	kept := make([]tools.Spec, len(specs))
+	for i, sp := range specs {
+		kept[i] = sp
+		kept[i].Parameters = bytes.Clone(sp.Parameters)
+	}
+	c.entries[c.next] = headEntry{model: model, tools: kept, head: head}
+	c.next = (c.next + 1) % len(c.entries)
+	return head, nil
+}
+
+// sameSpecs compares two catalogs by content (quickly when they share
+// their strings and bytes, as the same registry's do).
+func sameSpecs(a, b []tools.Spec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || !bytes.Equal(a[i].Parameters, b[i].Parameters) {
+			return false
+		}
+	}
+	return true
 }
 
 func encodeTools(specs []tools.Spec) []openai.Tool {
