@@ -63,7 +63,7 @@ func floorRead(r io.Reader) (int, error) {
 func readAll(body []byte) (agent.Response, int, error) {
 	n := 0
 	acc := newAccumulator(func(d agent.Delta) { n += len(d.Text) })
-	events := newEventReader(flushBeforeRead{bytes.NewReader(body), acc.flush}, nil)
+	events := newEventReader(&streamBody{r: bytes.NewReader(body), flush: acc.flush}, nil)
 	for {
 		payload, err := events.next()
 		if err == io.EOF {

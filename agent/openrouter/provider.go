@@ -54,6 +54,10 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Preferences, when set, is sent as OpenRouter's provider routing.
 	Preferences *ProviderPreferences
+	// ReadPace, when set, makes a reader that has caught up with a slow
+	// stream read it at most once per ReadPace (see streamBody); a UI that
+	// shows changes every so often sets it to about that interval.
+	ReadPace time.Duration
 }
 
 // Provider streams chat completions from OpenRouter or any OpenAI-compatible
@@ -224,7 +228,9 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(agent.
 	acc := newAccumulator(onDelta)
 	// Text waits in acc only while the read buffer holds more chunks: it
 	// is handed on before every read from the network.
-	events := newEventReader(flushBeforeRead{hresp.Body, acc.flush}, wd)
+	stream := &streamBody{r: hresp.Body, flush: acc.flush, pace: p.cfg.ReadPace, done: actx.Done(), err: actx.Err}
+	defer stream.close()
+	events := newEventReader(stream, wd)
 	done := actx.Done()
 	var recvErr error
 	for {
@@ -289,17 +295,6 @@ func (p *Provider) finish(ctx context.Context, genID string, acc *accumulator, e
 		genID = acc.id
 	}
 	return acc.response(genID), nil, acc.delivered
-}
-
-// flushBeforeRead calls flush before each read of r.
-type flushBeforeRead struct {
-	r     io.Reader
-	flush func()
-}
-
-func (f flushBeforeRead) Read(p []byte) (int, error) {
-	f.flush()
-	return f.r.Read(p)
 }
 
 // closed reports whether ch is closed, without waiting.

@@ -87,7 +87,9 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	for _, w := range cfg.Warnings {
 		ui.Notify("Fido: "+w, agent.LevelWarn)
 	}
-	provider := openrouter.New(openrouter.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, IdleTimeout: cfg.IdleTimeout})
+	// A slow stream is read once per flush of the screen, not once per piece.
+	provider := openrouter.New(openrouter.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, IdleTimeout: cfg.IdleTimeout,
+		ReadPace: nvim.FlushInterval})
 
 	var registry *tools.Registry
 	var session *agent.Session

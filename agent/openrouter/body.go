@@ -1,0 +1,66 @@
+package openrouter
+
+import (
+	"io"
+	"time"
+)
+
+// blockedRead is how long a read must have waited for the sender to count
+// as having caught up with the stream.
+const blockedRead = time.Millisecond
+
+// streamBody is the response body as the event reader reads it. Before each
+// read it hands on the text waiting in the accumulator (flush), so nothing
+// is held back while the reader waits for more of the stream.
+//
+// With pace set, a reader that has caught up with a slow stream reads it
+// at most once per pace: after a read that waited for the sender, the next
+// read waits until pace has passed. A model writing 190 pieces a second
+// then costs a wakeup (and the runtime's monitor its polling) every pace
+// instead of every piece, while the screen, which shows changes at most
+// every FlushInterval anyway, sees no difference. A stream that keeps the
+// reader busy (every read finds data at once) is never slowed. done ends
+// a wait (a cancel).
+type streamBody struct {
+	r     io.Reader
+	flush func()
+	pace  time.Duration
+	done  <-chan struct{}
+	err   func() error // why done is closed
+
+	next  time.Time // no read before this
+	timer *time.Timer
+}
+
+func (b *streamBody) Read(p []byte) (int, error) {
+	b.flush()
+	if b.pace <= 0 {
+		return b.r.Read(p)
+	}
+	if wait := time.Until(b.next); wait > 0 {
+		if b.timer == nil {
+			b.timer = time.NewTimer(wait)
+		} else {
+			b.timer.Reset(wait)
+		}
+		select {
+		case <-b.done:
+			b.timer.Stop()
+			return 0, b.err()
+		case <-b.timer.C:
+		}
+	}
+	start := time.Now()
+	n, err := b.r.Read(p)
+	if now := time.Now(); now.Sub(start) >= blockedRead {
+		b.next = now.Add(b.pace)
+	}
+	return n, err
+}
+
+// close releases the timer.
+func (b *streamBody) close() {
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+}
