@@ -270,7 +270,7 @@ type ConversationLog struct {
 	// batching: records wait in batch for the end of Batch.
 	batching bool
 	batch    []byte
-	enc      bytes.Buffer // the record being written
+	enc      []byte // the record being written
 	// unsynced: the next record is written without an fsync (the head,
 	// which the first record's fsync covers).
 	unsynced bool
@@ -434,15 +434,19 @@ func (l *ConversationLog) writeLocked(r record) error {
 		return errors.New("conversation log is closed")
 	}
 	// Encoded into a buffer the log keeps (a long answer's record is not
-	// copied from buffer to buffer); the encoder ends it with the newline.
-	l.enc.Reset()
-	enc := json.NewEncoder(&l.enc)
-	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("conversation %s: %w", l.meta.ID, err)
+	// copied from buffer to buffer), messages by appendMessageRecord.
+	b, ok := appendMessageRecord(l.enc[:0], &r)
+	if ok {
+		b = append(b, '\n')
+	} else {
+		buf := bytes.NewBuffer(l.enc[:0])
+		if err := json.NewEncoder(buf).Encode(r); err != nil { // ends with the newline
+			return fmt.Errorf("conversation %s: %w", l.meta.ID, err)
+		}
+		b = buf.Bytes()
 	}
-	b := l.enc.Bytes()
-	if l.enc.Cap() > maxKeptBuffer {
-		l.enc = bytes.Buffer{}
+	if l.enc = b; cap(b) > maxKeptBuffer {
+		l.enc = nil
 	}
 	if l.store.Scrub != nil {
 		s := string(b)

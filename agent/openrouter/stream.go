@@ -124,14 +124,11 @@ func (a *accumulator) flush() {
 // result is an error the chunk carried. errorEvent says the payload came as
 // `event: error`.
 //
-// Most chunks carry one small delta and nothing else, so the common path
-// costs about what the floor of any reader costs, one gjson path lookup:
-// the delta is fetched by path, and the rest of the chunk is parsed only
-// when a substring search shows a key that matters (error, usage, a finish
-// reason that is a string; in compact chunks a null finish_reason right
-// after the delta spares the last search). gjson's *Bytes functions copy
-// only what they return, so a delta's text keeps a few bytes alive, not the
-// whole chunk.
+// Most chunks carry one small delta and nothing else: scanChunk reads them
+// in one pass without allocating (skipping the envelope the stream repeats),
+// and their text is decoded straight into the answer's buffer. Everything
+// else (tool calls, reasoning details, errors, odd values) is read by
+// chunkGJSON.
 func (a *accumulator) chunk(payload []byte, errorEvent bool) *agent.ProviderError {
 	if !errorEvent && scanChunk(payload, &a.fields, &a.envelope) && a.scanned(&a.fields) {
 		return nil
@@ -193,7 +190,10 @@ func (a *accumulator) scanned(f *chunkFields) bool {
 }
 
 // chunkGJSON reads a chunk with gjson: the way for every chunk scanChunk
-// leaves alone.
+// leaves alone. The delta is fetched by path, and the rest of the chunk is
+// parsed only when a substring search shows a key that matters (error,
+// usage, a finish reason that is a string; in compact chunks a null
+// finish_reason right after the delta spares the last search).
 func (a *accumulator) chunkGJSON(payload []byte, errorEvent bool) *agent.ProviderError {
 	if errorEvent || bytes.Contains(payload, errorMark) {
 		if e := gjson.GetBytes(payload, "error"); e.Exists() && e.Type != gjson.Null {
