@@ -395,12 +395,6 @@ func (l *ConversationLog) Close() error {
 	return err
 }
 
-func (l *ConversationLog) write(r record) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.writeLocked(r)
-}
-
 // Batch runs f and writes the records it made with one write and one
 // fsync when it returns (at once, when a batch is already open). The
 // first error, f's or the write's, is returned.
