@@ -5,7 +5,6 @@ package nvim
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"runtime/metrics"
 	"syscall"
@@ -19,20 +18,6 @@ import (
 	"github.com/fido-nvim/fido/agent/openrouter"
 	"github.com/fido-nvim/fido/tools/secret"
 )
-
-// memTransport answers every request with the same in-memory event stream.
-type memTransport struct{ body []byte }
-
-func (t memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_ = r.Body.Close()
-	}
-	h := http.Header{}
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("X-Generation-Id", "gen-llmtest-1")
-	return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(bytes.NewReader(t.body)), ContentLength: -1, Request: r}, nil
-}
 
 // BenchmarkHostTurnBurst is the host's whole turn for a 20,000-delta answer
 // (a newline every 16th delta) read from memory: the session, the provider,
@@ -51,7 +36,7 @@ func BenchmarkHostTurnBurst(b *testing.B) {
 		}
 	}
 	body := r.Usage(100, deltas, 0, 0.001).Finish("stop").Render(1, "bench/model")
-	p := openrouter.New(openrouter.Config{BaseURL: "http://mem/api/v1", APIKey: "bench", HTTPClient: &http.Client{Transport: memTransport{body}}})
+	p := openrouter.New(openrouter.Config{BaseURL: "http://mem/api/v1", APIKey: "bench", HTTPClient: &http.Client{Transport: llmtest.Memory(body)}})
 
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)

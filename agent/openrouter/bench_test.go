@@ -21,20 +21,6 @@ import (
 
 const benchDeltas = 20000
 
-// memTransport answers every request with the same in-memory event stream.
-type memTransport struct{ body []byte }
-
-func (t memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_ = r.Body.Close()
-	}
-	h := http.Header{}
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("X-Generation-Id", "gen-llmtest-1")
-	return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(bytes.NewReader(t.body)), ContentLength: -1, Request: r}, nil
-}
-
 // floorRead only splits the stream into lines and parses each data chunk
 // with gjson: the least any reader of this stream must do.
 func floorRead(r io.Reader) (int, error) {
@@ -96,7 +82,7 @@ func heapObjects() uint64 {
 // collection one phase leaves to the next is shared out evenly.
 func BenchmarkStream20kDeltasInMemory(b *testing.B) {
 	body := llmtest.Reply().ContentDeltas(benchDeltas, "tok ").Finish("stop").Usage(10, benchDeltas, 0, 0.01).Render(1, "test/model")
-	p := New(Config{BaseURL: "http://mem/api/v1", APIKey: testKey, HTTPClient: &http.Client{Transport: memTransport{body}}})
+	p := New(Config{BaseURL: "http://mem/api/v1", APIKey: testKey, HTTPClient: &http.Client{Transport: llmtest.Memory(body)}})
 	want := 4 * benchDeltas
 	phases := []struct {
 		name string

@@ -73,7 +73,7 @@ func TestReadPaceReadsASlowStreamInBatches(t *testing.T) {
 func TestReadPaceDoesNotSlowAFastStream(t *testing.T) {
 	body := llmtest.Reply().ContentDeltas(20000, "tok ").Finish("stop").Render(1, "test/model")
 	p := New(Config{BaseURL: "http://mem/api/v1", APIKey: testKey, ReadPace: time.Second,
-		HTTPClient: &http.Client{Transport: memTransport{body}}})
+		HTTPClient: &http.Client{Transport: llmtest.Memory(body)}})
 	start := time.Now()
 	resp, err := p.Stream(context.Background(), userRequest("hi"), nil)
 	require.NoError(t, err)

@@ -647,7 +647,7 @@ func TestStreamCancel(t *testing.T) {
 // rest of the answer is already buffered (an in-memory body).
 func TestStreamCancelStopsBufferedDeltas(t *testing.T) {
 	body := llmtest.Reply().ContentDeltas(5000, "x").Finish("stop").Render(1, "test/model")
-	p := New(Config{BaseURL: "http://mem/api/v1", HTTPClient: &http.Client{Transport: memTransport{body}}})
+	p := New(Config{BaseURL: "http://mem/api/v1", HTTPClient: &http.Client{Transport: llmtest.Memory(body)}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := 0
@@ -1089,7 +1089,7 @@ func TestStreamCoalescesWhatOneReadBrings(t *testing.T) {
 		want.WriteString(piece)
 	}
 	body := r.Finish("stop").Render(1, "test/model")
-	p := New(Config{BaseURL: "http://mem/api/v1", APIKey: testKey, HTTPClient: &http.Client{Transport: memTransport{body}}})
+	p := New(Config{BaseURL: "http://mem/api/v1", APIKey: testKey, HTTPClient: &http.Client{Transport: llmtest.Memory(body)}})
 	log := &deltaLog{}
 	resp, err := p.Stream(context.Background(), userRequest("hi"), log.add)
 	require.NoError(t, err)
