@@ -140,7 +140,15 @@ func (t *Transcript) trim() {
 	drop := len(t.entries) - t.max
 	newBase := t.entries[drop]
 	t.entries = append(t.entries[:0], t.entries[drop:]...)
-	t.lines = append([]line(nil), t.lines[newBase-t.base:]...)
+	// The kept lines are resliced, not copied: a full transcript of tens
+	// of thousands of lines was copied whole for every new entry. They are
+	// copied (and the dropped ones freed) once as many lines were dropped
+	// as are kept, or when append grows the slice.
+	kept := t.lines[newBase-t.base:]
+	if dropped := cap(t.lines) - cap(kept); dropped > len(kept) {
+		kept = append([]line(nil), kept...)
+	}
+	t.lines = kept
 	t.base = newBase
 	for id, row := range t.tools {
 		if row < newBase {

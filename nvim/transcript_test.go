@@ -2,6 +2,7 @@ package nvim
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -256,4 +257,30 @@ func TestToolNoteAppendsToTheRunningCall(t *testing.T) {
 	tr.ToolNote("c1", "late") // the call is over: nothing
 	ops := tr.Flush()
 	assert.Contains(t, ops.Lines, "● bash_exec set -e … (+13 lines) · :FidoShow c1 … ✓ exit 0")
+}
+
+// A full transcript does not copy all its lines for every new entry.
+func TestTranscriptTrimDoesNotCopyEveryLine(t *testing.T) {
+	tr := NewTranscript(MaxEntries)
+	answer := strings.Repeat("a line of the answer\n", 49)
+	for i := 0; i < MaxEntries; i++ {
+		tr.Content(answer)
+		tr.EndTurn()
+		tr.User(fmt.Sprintf("q%d", i))
+	}
+	require.Equal(t, MaxEntries, tr.Entries())
+	lines := tr.Len()
+	require.Greater(t, lines, 10000)
+	allocs := testing.AllocsPerRun(200, func() { tr.Notice("n") })
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	for range 200 {
+		tr.Notice("n")
+	}
+	runtime.ReadMemStats(&ms1)
+	perEntry := float64(ms1.TotalAlloc-ms0.TotalAlloc) / 200
+	// Copying the lines would be some 32 bytes a line, every time.
+	assert.Less(t, perEntry, float64(lines)*32/10, "bytes allocated per entry (%.0f allocs)", allocs)
+	assert.Equal(t, MaxEntries, tr.Entries())
+	assert.Equal(t, "n", tr.Lines()[tr.Len()-1])
 }
