@@ -14,8 +14,9 @@ const blockedRead = time.Millisecond
 // is held back while the reader waits for more of the stream.
 //
 // With pace set, a reader that has caught up with a slow stream reads it
-// at most once per pace: after a read that waited for the sender, the next
-// read waits until pace has passed. A model writing 190 pieces a second
+// at most once per pace: after a read that waited for the sender (took a
+// millisecond or more and did not fill the buffer), the next read waits
+// until pace has passed. A model writing 190 pieces a second
 // then costs a wakeup (and the runtime's monitor its polling) every pace
 // instead of every piece, while the screen, which shows changes at most
 // every FlushInterval anyway, sees no difference. A stream that keeps the
@@ -52,7 +53,11 @@ func (b *streamBody) Read(p []byte) (int, error) {
 	}
 	start := time.Now()
 	n, err := b.r.Read(p)
-	if now := time.Now(); now.Sub(start) >= blockedRead {
+	// A read that waited and brought less than it could take caught up
+	// with the sender. (A full read means more may be waiting; a read
+	// that merely took long, the process preempted, is rare, and costs
+	// one wait.)
+	if now := time.Now(); n < len(p) && now.Sub(start) >= blockedRead {
 		b.next = now.Add(b.pace)
 	}
 	return n, err
