@@ -42,7 +42,7 @@ func scanChunk(p []byte, f *chunkFields, env *envelope) bool {
 	*f = chunkFields{}
 	sc := scanner{p: p}
 	// plain: the keys so far are ones an envelope may hold; choicesAt is
-	// where the "choices" key starts.
+	// where the "choices" key starts (-1: not met yet).
 	plain, choicesAt := true, -1
 	members := func(key []byte) bool {
 		switch string(key) {
@@ -55,8 +55,12 @@ func scanChunk(p []byte, f *chunkFields, env *envelope) bool {
 			plain = false
 			return sc.rawOnce(&f.usage)
 		case "choices":
-			if plain {
-				choicesAt = sc.keyAt
+			if choicesAt >= 0 {
+				return false // given twice: for gjson to read
+			}
+			choicesAt = sc.keyAt
+			if !plain {
+				choicesAt = 0 // no envelope to remember
 			}
 			return sc.choices(f)
 		}
@@ -79,8 +83,6 @@ func scanChunk(p []byte, f *chunkFields, env *envelope) bool {
 type scanner struct {
 	p []byte
 	i int
-	// seenChoices: a second "choices" key is for gjson to read.
-	seenChoices bool
 	// keyAt is where the key being read starts.
 	keyAt int
 }
@@ -88,10 +90,6 @@ type scanner struct {
 // choices reads the choices array: the first element's delta and finish
 // reason, the others skipped.
 func (s *scanner) choices(f *chunkFields) bool {
-	if s.seenChoices {
-		return false
-	}
-	s.seenChoices = true
 	if s.i >= len(s.p) || s.p[s.i] != '[' {
 		// null: no choice; anything else is for gjson.
 		return s.literal("null")
@@ -145,21 +143,11 @@ func (s *scanner) choices(f *chunkFields) bool {
 	}
 	// The other choices (Fido asks for one).
 	for {
-		s.space()
-		if s.i >= len(s.p) {
-			return false
+		more, ok := s.next(']')
+		if !ok || !more {
+			return ok
 		}
-		switch s.p[s.i] {
-		case ']':
-			s.i++
-			return true
-		case ',':
-			s.i++
-			s.space()
-			if !s.skip() {
-				return false
-			}
-		default:
+		if !s.skip() {
 			return false
 		}
 	}
@@ -206,21 +194,28 @@ func (s *scanner) members(fn func(key []byte) bool) bool {
 		if !fn(key) {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.p) {
-			return false
-		}
-		switch s.p[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.next('}'); !ok || !more {
+			return ok
 		}
 	}
+}
+
+// next reads what follows a member or an element: a comma (more follow)
+// or the closing bracket.
+func (s *scanner) next(closer byte) (more, ok bool) {
+	s.space()
+	switch {
+	case s.i >= len(s.p):
+		return false, false
+	case s.p[s.i] == ',':
+		s.i++
+		s.space()
+		return true, true
+	case s.p[s.i] == closer:
+		s.i++
+		return false, true
+	}
+	return false, false
 }
 
 // rawOnce reads a value into *dst; a key met twice makes the chunk one for
@@ -244,10 +239,12 @@ func (s *scanner) end() bool {
 }
 
 func (s *scanner) space() {
-	for s.i < len(s.p) && (s.p[s.i] == ' ' || s.p[s.i] == '\t' || s.p[s.i] == '\n' || s.p[s.i] == '\r') {
+	for s.i < len(s.p) && isJSONSpace(s.p[s.i]) {
 		s.i++
 	}
 }
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // str reads the string that starts at p[i] (a quote).
 func (s *scanner) str() bool {

@@ -270,7 +270,7 @@ func hasStringValue(raw, key []byte) bool {
 }
 
 func skipJSONSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+	for len(b) > 0 && isJSONSpace(b[0]) {
 		b = b[1:]
 	}
 	return b
