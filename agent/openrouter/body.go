@@ -1,6 +1,7 @@
 package openrouter
 
 import (
+	"context"
 	"io"
 	"time"
 )
@@ -20,14 +21,13 @@ const blockedRead = time.Millisecond
 // then costs a wakeup (and the runtime's monitor its polling) every pace
 // instead of every piece, while the screen, which shows changes at most
 // every FlushInterval anyway, sees no difference. A stream that keeps the
-// reader busy (every read finds data at once) is never slowed. done ends
-// a wait (a cancel).
+// reader busy (every read finds data at once) is never slowed. The end of
+// ctx (a cancel, the idle watchdog) ends a wait.
 type streamBody struct {
 	r     io.Reader
 	flush func()
 	pace  time.Duration
-	done  <-chan struct{}
-	err   func() error // why done is closed
+	ctx   context.Context // ends a wait
 
 	next  time.Time // no read before this
 	timer *time.Timer
@@ -45,9 +45,9 @@ func (b *streamBody) Read(p []byte) (int, error) {
 			b.timer.Reset(wait)
 		}
 		select {
-		case <-b.done:
+		case <-b.ctx.Done():
 			b.timer.Stop()
-			return 0, b.err()
+			return 0, b.ctx.Err()
 		case <-b.timer.C:
 		}
 	}

@@ -228,7 +228,7 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(agent.
 	acc := newAccumulator(onDelta)
 	// Text waits in acc only while the read buffer holds more chunks: it
 	// is handed on before every read from the network.
-	stream := &streamBody{r: hresp.Body, flush: acc.flush, pace: p.cfg.ReadPace, done: actx.Done(), err: actx.Err}
+	stream := &streamBody{r: hresp.Body, flush: acc.flush, pace: p.cfg.ReadPace, ctx: actx}
 	defer stream.close()
 	events := newEventReader(stream, wd)
 	done := actx.Done()
