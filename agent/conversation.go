@@ -58,14 +58,21 @@ func (s *Session) save(write func(*ConversationLog) error, m Message) {
 		return write(l)
 	})
 	if err != nil {
-		if !s.logFailed {
-			s.logFailed = true
-			s.ui.Error("the conversation could not be saved: " + err.Error())
-		}
+		s.saveFailedLocked(err)
 		return
 	}
 	if m.Role != "" && m.Role != RoleSystem {
 		s.savedLive = append(s.savedLive, m.Clone())
+	}
+}
+
+// saveFailedLocked tells the user, once, that the conversation is no
+// longer saved (the log refuses writes after a failed one). Called with
+// logMu held.
+func (s *Session) saveFailedLocked(err error) {
+	if !s.logFailed {
+		s.logFailed = true
+		s.ui.Error("the conversation could not be saved: " + err.Error())
 	}
 }
 

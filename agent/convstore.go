@@ -276,7 +276,8 @@ type ConversationLog struct {
 	unsynced bool
 }
 
-// maxKeptBuffer bounds the encoding buffer a log keeps between records.
+// maxKeptBuffer bounds the buffers (a record's encoding, a batch) a log
+// keeps for the next use.
 const maxKeptBuffer = 1 << 20
 
 // ID is the conversation's id.
@@ -410,11 +411,15 @@ func (l *ConversationLog) Batch(f func() error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.batch
-	l.batching, l.batch = false, nil
-	if err := l.appendLocked(b); ferr == nil {
-		return err
+	err := l.appendLocked(b)
+	l.batching, l.batch = false, b[:0] // written: the buffer serves the next batch
+	if cap(b) > maxKeptBuffer {
+		l.batch = nil
 	}
-	return ferr
+	if ferr != nil {
+		return ferr
+	}
+	return err
 }
 
 // writeLocked appends one record and fsyncs it, or keeps it for the end of

@@ -425,12 +425,15 @@ func (s *Session) runTurn(ctx context.Context, cancel context.CancelFunc, gen in
 
 // endTurnRecords saves what a turn leaves besides its messages (the live
 // history when it differs from the log, what was seen of files, the cost),
-// with one fsync.
+// with one fsync. Without a log there is nothing to save.
 func (s *Session) endTurnRecords(cost float64) {
 	s.logMu.Lock()
 	l := s.log
 	s.logMu.Unlock()
-	records := func() error {
+	if l == nil {
+		return
+	}
+	err := l.Batch(func() error {
 		s.syncLive("end of turn")
 		s.saveSeen()
 		s.logMu.Lock()
@@ -439,18 +442,11 @@ func (s *Session) endTurnRecords(cost float64) {
 			_ = s.log.SetMeta("", "", cost)
 		}
 		return nil
-	}
-	if l == nil {
-		_ = records()
-		return
-	}
-	if err := l.Batch(records); err != nil {
+	})
+	if err != nil {
 		s.logMu.Lock()
 		defer s.logMu.Unlock()
-		if !s.logFailed {
-			s.logFailed = true
-			s.ui.Error("the conversation could not be saved: " + err.Error())
-		}
+		s.saveFailedLocked(err)
 	}
 }
 
