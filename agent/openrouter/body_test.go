@@ -87,21 +87,28 @@ func TestReadPaceDoesNotSlowAFastStream(t *testing.T) {
 // A cancel ends the wait between two reads at once.
 func TestReadPaceWaitEndsOnCancel(t *testing.T) {
 	srv := llmtest.NewServer(t)
+	// "b" comes after a pause, so its read waited: the read after it
+	// waits for the hour's pace (the stream stalls there anyway).
 	srv.Enqueue(llmtest.Reply().Content("a").Pause(50 * time.Millisecond).Content("b").Stall())
 	p := New(Config{BaseURL: srv.URL(), APIKey: testKey, ReadPace: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	texts := make(chan string, 4)
 	got := make(chan error, 1)
 	go func() {
-		_, err := p.Stream(ctx, userRequest("hi"), func(d agent.Delta) {
-			if d.Text == "b" {
-				cancel()
-			}
-		})
+		_, err := p.Stream(ctx, userRequest("hi"), func(d agent.Delta) { texts <- d.Text })
 		got <- err
 	}()
-	// "b" waits for the hour's pace: only a cancel from outside ends it.
-	time.Sleep(200 * time.Millisecond)
+	// "b" is handed on just before the wait begins.
+	for text := ""; text != "ab"; {
+		select {
+		case d := <-texts:
+			text += d
+		case <-time.After(3 * time.Second):
+			t.Fatalf("only %q arrived", text)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
 	cancel()
 	select {
 	case err := <-got:
