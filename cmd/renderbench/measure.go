@@ -38,8 +38,10 @@ type runSpec struct {
 	idle      time.Duration // probe: how long
 	// floor: the floor reader reads the same script from a server of its
 	// own, alongside the paced run (same machine load over the same
-	// seconds) or, once Neovim is closed, right after a burst (which it
-	// would disturb).
+	// seconds) or, for a burst (which the two would disturb in each
+	// other), just before the host's under the same probe; the burst's is
+	// read again once Neovim is closed (quietFloor), to show the probe's
+	// load does not change it.
 	floor bool
 }
 
