@@ -241,7 +241,7 @@ func (s *Session) switchTo(id string) error {
 		s.cfg.Model = conv.Meta.Model
 	}
 	if conv.Meta.Mode != "" {
-		s.mode, s.modeNote = conv.Meta.Mode, ""
+		s.mode = conv.Meta.Mode
 	}
 	info := s.info()
 	total := s.total

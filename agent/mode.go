@@ -18,6 +18,7 @@ const (
 var Modes = []string{ModeDefault, ModePlan, ModeAutoEdit}
 
 // modeNotes tell the model of a mode change, with the next user message.
+// Each must stay distinct: modeKnown finds them in the history.
 var modeNotes = map[string]string{
 	ModePlan:     "\n\n[Fido: the user switched to plan mode: only read, search, update the plan, ask and delegate; patch, rm, rmdir, mkdir, bash_exec, javascript_execute and other changing tools are refused until the user switches back]",
 	ModeDefault:  "\n\n[Fido: the user switched back to the default mode: changing tools work again (with the usual approvals)]",
@@ -57,9 +58,6 @@ func (s *Session) setMode(arg string) {
 	}
 	changed := s.modeName() != arg
 	s.mode = arg
-	if changed {
-		s.modeNote = modeNotes[arg]
-	}
 	info := s.info()
 	s.mu.Unlock()
 	s.ui.Info(info)
@@ -67,6 +65,40 @@ func (s *Session) setMode(arg string) {
 		s.saveMode(arg)
 	}
 	s.ui.Notice("mode: " + arg)
+}
+
+// modeKnown is the mode the model was last told of in msgs: the newest
+// mode note on a user message, or the default mode when none has one (a
+// conversation starts in it as far as the model knows).
+func modeKnown(msgs []Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != RoleUser {
+			continue
+		}
+		known, at := "", -1
+		for mode, note := range modeNotes {
+			if j := strings.LastIndex(msgs[i].Content, note); j > at {
+				known, at = mode, j
+			}
+		}
+		if known != "" {
+			return known
+		}
+	}
+	return ModeDefault
+}
+
+// modeNote is what the next user message adds so that the model knows the
+// mode: nothing when msgs already tell it, else the note for mode. So a
+// change and its undoing before the next message tell nothing, and a
+// conversation that does not carry the change (a /new in plan mode, one
+// resumed after a /mode its user never sent a message under, one rewound
+// or compacted past the note) is told with its next message.
+func modeNote(msgs []Message, mode string) string {
+	if modeKnown(msgs) == mode {
+		return ""
+	}
+	return modeNotes[mode]
 }
 
 // saveMode records the mode with the conversation.

@@ -266,3 +266,69 @@ func TestModeSavedWithNewAndForkedConversations(t *testing.T) {
 		})
 	}
 }
+
+// The model hears of the mode whenever the conversation it sees does not
+// already say so: a /new in plan mode tells the new conversation with its
+// first message; a change undone before any message tells nothing.
+func TestModeNoteFollowsWhatTheConversationSays(t *testing.T) {
+	p := (&scriptProvider{}).add(answer("a1")).add(answer("a2")).add(answer("a3")).add(answer("a4"))
+	s, _ := newTestSession(t, p, SessionConfig{})
+
+	s.command("/mode plan")
+	s.Submit("look")
+	waitIdle(t, s)
+	assert.Contains(t, userMessage(t, p), modeNotes[ModePlan])
+
+	s.command("/new")
+	s.Submit("look again")
+	waitIdle(t, s)
+	assert.Equal(t, "look again"+modeNotes[ModePlan], userMessage(t, p),
+		"a new conversation in plan mode is told with its first message")
+
+	s.command("/mode default")
+	s.command("/mode plan")
+	s.Submit("and again")
+	waitIdle(t, s)
+	assert.Equal(t, "and again", userMessage(t, p), "a change undone before the next message tells nothing")
+
+	s.command("/new")
+	s.command("/mode default")
+	s.Submit("fresh")
+	waitIdle(t, s)
+	assert.Equal(t, "fresh", userMessage(t, p), "a new conversation starts in the default mode as the model knows it")
+}
+
+// A conversation whose mode changed but whose user quit before sending a
+// message comes back in that mode, and its next message tells the model.
+func TestModeNoteToldAfterResumeWhenNeverSent(t *testing.T) {
+	store := NewConversationStore(t.TempDir())
+	p1 := (&scriptProvider{}).add(answer("a1"))
+	s1, _ := newTestSession(t, p1, SessionConfig{Conversations: store})
+	s1.Submit("hello")
+	waitIdle(t, s1)
+	s1.command("/mode plan")
+	id := s1.ConversationID()
+	s1.Close()
+
+	p2 := (&scriptProvider{}).add(answer("a2")).add(answer("a3"))
+	s2, _ := newTestSession(t, p2, SessionConfig{Conversations: store, Resume: true})
+	require.Equal(t, id, s2.ConversationID(), "the conversation was resumed")
+	require.Equal(t, ModePlan, s2.Mode())
+	s2.Submit("plan it")
+	waitIdle(t, s2)
+	assert.Equal(t, "plan it"+modeNotes[ModePlan], userMessage(t, p2), "told once the conversation resumes")
+	s2.Submit("more")
+	waitIdle(t, s2)
+	assert.Equal(t, "more", userMessage(t, p2), "and only once")
+	s2.Close()
+}
+
+func TestModeKnown(t *testing.T) {
+	u := func(c string) Message { return Message{Role: RoleUser, Content: c} }
+	a := func(c string) Message { return Message{Role: RoleAssistant, Content: c} }
+	assert.Equal(t, ModeDefault, modeKnown(nil))
+	assert.Equal(t, ModeDefault, modeKnown([]Message{u("hi"), a(modeNotes[ModePlan])}), "only user messages carry notes")
+	assert.Equal(t, ModePlan, modeKnown([]Message{u("x" + modeNotes[ModePlan]), a("ok"), u("y")}))
+	assert.Equal(t, ModeAutoEdit, modeKnown([]Message{u("x" + modeNotes[ModePlan]), u("y" + modeNotes[ModeAutoEdit])}))
+	assert.Equal(t, ModeDefault, modeKnown([]Message{u("x" + modeNotes[ModePlan] + modeNotes[ModeDefault])}), "the later note in one message wins")
+}

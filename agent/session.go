@@ -131,10 +131,10 @@ type Session struct {
 	modelList []ModelInfo
 	// nested attaches subdirectories' AGENTS.md once per conversation.
 	nested *NestedInstructions
-	// mode is the approval mode (/mode); modeNote tells the model of a
-	// change with the next user message (never in the system message).
-	mode     string
-	modeNote string
+	// mode is the approval mode (/mode). The model hears of it through a
+	// note on the next user message (never in the system message) whenever
+	// the conversation it sees does not already say so (modeNote).
+	mode string
 
 	// files is what this conversation saw of each file (read-before-write
 	// guard); it is saved with snapshots and restored by /recall.
@@ -317,10 +317,7 @@ func (s *Session) submitMessage(text string) {
 		user.Content += revertMarker + strings.Join(notes, "; ") + "]"
 		s.revertNotes = nil
 	}
-	if s.modeNote != "" {
-		user.Content += s.modeNote
-		s.modeNote = ""
-	}
+	user.Content += modeNote(s.messages, s.modeName())
 	inv := tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain, AgentID: "main"}, Files: s.files, Gate: s.gate,
 		Conversation: s.id, Turn: s.turn, PlanMode: s.mode == ModePlan}
 	done := make(chan struct{})
