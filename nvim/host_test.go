@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -292,6 +293,72 @@ func TestTranscriptFollowsTailOnlyAtTheEnd(t *testing.T) {
 	ui.Content("tail") // "", "## Fido", "tail"
 	n.WaitFor(t, `vim.api.nvim_buf_line_count(vim.fn.bufnr("fido://transcript")) == 54`, 5*time.Second)
 	assert.True(t, n.Bool(t, `vim.api.nvim_win_get_cursor(require("fido.layout").transcript_win())[1] == 54`), "follows again")
+}
+
+// A streamed line taller than the window grows by appends (each flush sends
+// only what is new), keeps its highlight over its whole length, and the
+// window following it shows its newest text, not its start.
+func TestTranscriptFollowsTheTailOfALongLine(t *testing.T) {
+	s := startSession(t, nil)
+	n := s.n
+	require.NoError(t, n.Command("Fido"))
+	n.Lua(t, nil, `local b = require("fido.bridge")
+local apply = b.apply
+_G.appends, _G.biggest = 0, 0
+b.apply = function(batch)
+  local tr = batch.transcript
+  if tr and tr ~= vim.NIL then
+    if tr.append and tr.append ~= vim.NIL then _G.appends = _G.appends + 1 end
+    for _, l in ipairs(tr.lines ~= vim.NIL and tr.lines or {}) do _G.biggest = math.max(_G.biggest, #l) end
+  end
+  apply(batch)
+end`)
+	ui := s.backend.ui
+	var want strings.Builder
+	for i := 0; i < 400; i++ {
+		piece := fmt.Sprintf("reason%03d ", i)
+		want.WriteString(piece)
+		ui.Reasoning(piece)
+		if i%50 == 49 {
+			n.WaitFor(t, fmt.Sprintf(`(function()
+  local ls = vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)
+  return #ls[#ls] == %d
+end)()`, want.Len()), 5*time.Second)
+		}
+	}
+	var got struct {
+		Line    string `msgpack:"line"`
+		EndCol  int    `msgpack:"end_col"`
+		Group   string `msgpack:"group"`
+		Marks   int    `msgpack:"marks"`
+		Row     int    `msgpack:"row"`
+		Col     int    `msgpack:"col"`
+		Last    int    `msgpack:"last"`
+		Skip    int    `msgpack:"skip"`
+		Area    int    `msgpack:"area"`
+		Appends int    `msgpack:"appends"`
+		Biggest int    `msgpack:"biggest"`
+	}
+	n.Lua(t, &got, `local b = vim.fn.bufnr("fido://transcript")
+local w = require("fido.layout").transcript_win()
+local ls = vim.api.nvim_buf_get_lines(b, 0, -1, false)
+local ns = require("fido.bridge").ns
+local marks = vim.api.nvim_buf_get_extmarks(b, ns, { #ls - 1, 0 }, { #ls - 1, -1 }, { details = true })
+local m = marks[#marks] or { 0, 0, 0, {} }
+local cur = vim.api.nvim_win_get_cursor(w)
+return { line = ls[#ls], end_col = m[4].end_col or -1, group = m[4].hl_group or "", marks = #marks,
+  row = cur[1], col = cur[2], last = #ls, skip = vim.api.nvim_win_call(w, vim.fn.winsaveview).skipcol or -1,
+  area = vim.api.nvim_win_get_height(w) * vim.api.nvim_win_get_width(w), appends = _G.appends, biggest = _G.biggest }`)
+	assert.Equal(t, want.String(), got.Line)
+	assert.Equal(t, 1, got.Marks, "one highlight on the line")
+	assert.Equal(t, len(got.Line), got.EndCol, "the highlight covers the whole line")
+	assert.Equal(t, "FidoReasoning", got.Group)
+	assert.GreaterOrEqual(t, got.Appends, 7, "each flush after the first appended")
+	assert.Less(t, got.Biggest, 1000, "no flush resent the whole line")
+	require.Greater(t, len(got.Line), got.Area, "the line is taller than the window")
+	assert.Equal(t, got.Last, got.Row, "the cursor follows the last line")
+	assert.Equal(t, len(got.Line)-1, got.Col, "at its end")
+	assert.Positive(t, got.Skip, "the window shows the line's newest text, not its start")
 }
 
 func TestTranscriptKeepsNewestThousandEntriesInBuffer(t *testing.T) {

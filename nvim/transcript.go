@@ -40,16 +40,29 @@ type line struct {
 }
 
 // TranscriptOps is one flush of transcript changes, applied by Lua in order:
-// delete the first Trim lines; replace each Set row in place; replace the rows
-// from From to the end with Lines (From < 0: no tail change). Rows count from
-// 0 in the buffer as it is after the trim.
+// delete the first Trim lines; replace each Set row in place; extend the
+// Append row; replace the rows from From to the end with Lines (From < 0: no
+// tail change). Rows count from 0 in the buffer as it is after the trim.
 type TranscriptOps struct {
-	Trim  int       `msgpack:"trim"`
-	Set   []RowLine `msgpack:"set"`
-	From  int       `msgpack:"from"`
-	Lines []string  `msgpack:"lines"`
+	Trim int       `msgpack:"trim"`
+	Set  []RowLine `msgpack:"set"`
+	// Append, when not nil, adds text to the end of Lua's last row: the
+	// line streaming into it grew. A flush then sends what is new rather
+	// than the whole line, which a one-line answer grows to 100 KB.
+	Append *RowAppend `msgpack:"append"`
+	From   int        `msgpack:"from"`
+	Lines  []string   `msgpack:"lines"`
 	// Groups holds the highlight group of each of Lines ("" for none).
 	Groups []string `msgpack:"groups"`
+}
+
+// RowAppend is text added to the end of a row: Col is the row's length in
+// bytes before it, Group the row's highlight group over its new whole length.
+type RowAppend struct {
+	Row   int    `msgpack:"row"`
+	Col   int    `msgpack:"col"`
+	Text  string `msgpack:"text"`
+	Group string `msgpack:"group"`
 }
 
 // RowLine is one line replaced in place.
@@ -78,6 +91,13 @@ type Transcript struct {
 	dirtyRows         map[int]bool // rows before dirtyFrom changed in place
 	max               int
 
+	// What Lua's row of absolute id sentID holds (redacted) and its group,
+	// when the last flush sent or kept it as Lua's last row (else sentID
+	// is -1): a later flush appends to it when it is still a prefix.
+	sent      string
+	sentGroup string
+	sentID    int
+
 	// grow backs the text of the streamed last line, so appending a delta
 	// is amortized O(len(delta)) instead of copying the whole line: a
 	// minified file streamed as one 100 KB line made the host spend 0.6 s
@@ -92,7 +112,7 @@ func NewTranscript(max int) *Transcript {
 	if max <= 0 {
 		max = MaxEntries
 	}
-	return &Transcript{header: true, tools: map[string]int{}, dirtyRows: map[int]bool{}, max: max}
+	return &Transcript{header: true, tools: map[string]int{}, dirtyRows: map[int]bool{}, max: max, sentID: -1}
 }
 
 func (t *Transcript) end() int { return t.base + len(t.lines) }
@@ -316,20 +336,42 @@ func (t *Transcript) Flush() TranscriptOps {
 		luaBase = t.base
 	}
 	from := max(t.dirtyFrom, t.base)
+	last := t.end() - 1
 	for row := range t.dirtyRows {
 		if row >= t.base && row < from {
 			l := t.lines[row-t.base]
 			ops.Set = append(ops.Set, RowLine{Row: row - luaBase, Text: secret.Redact(l.text), Group: l.group})
+			if row == last {
+				t.sent, t.sentGroup, t.sentID = ops.Set[len(ops.Set)-1].Text, l.group, row
+			}
 		}
 	}
 	sortRows(ops.Set)
+	// The streamed line Lua holds as its last row grew: only what is new
+	// goes, unless redaction changed what Lua already shows.
+	if from == t.syncEnd-1 && from == t.sentID && from < t.end() {
+		l := t.lines[from-t.base]
+		// Whole lines: a key split over two streamed deltas is caught too.
+		if red := secret.Redact(l.text); l.group == t.sentGroup && strings.HasPrefix(red, t.sent) {
+			if len(red) > len(t.sent) {
+				ops.Append = &RowAppend{Row: from - luaBase, Col: len(t.sent), Text: red[len(t.sent):], Group: l.group}
+				t.sent = red
+			}
+			from++
+		}
+	}
 	if from < t.end() || t.end() < t.syncEnd {
 		ops.From = from - luaBase
 		for _, l := range t.lines[from-t.base:] {
-			// Whole lines: a key split over two streamed deltas is caught too.
 			ops.Lines = append(ops.Lines, secret.Redact(l.text))
 			ops.Groups = append(ops.Groups, l.group)
 		}
+		if n := len(ops.Lines); n > 0 {
+			t.sent, t.sentGroup, t.sentID = ops.Lines[n-1], ops.Groups[n-1], last
+		}
+	}
+	if t.sentID != last {
+		t.sentID = -1
 	}
 	t.syncBase, t.syncEnd = t.base, t.end()
 	t.dirtyFrom = t.end()

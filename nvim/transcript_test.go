@@ -12,8 +12,9 @@ import (
 
 // simBuffer applies TranscriptOps the way bridge.lua does.
 type simBuffer struct {
-	lines  []string
-	groups []string
+	lines   []string
+	groups  []string
+	appends int
 }
 
 func (b *simBuffer) apply(t *testing.T, ops TranscriptOps) {
@@ -23,6 +24,13 @@ func (b *simBuffer) apply(t *testing.T, ops TranscriptOps) {
 	for _, s := range ops.Set {
 		require.Less(t, s.Row, len(b.lines), "set row beyond the buffer")
 		b.lines[s.Row], b.groups[s.Row] = s.Text, s.Group
+	}
+	if a := ops.Append; a != nil {
+		require.Equal(t, len(b.lines)-1, a.Row, "an append extends the last row")
+		require.Len(t, b.lines[a.Row], a.Col, "an append starts at the row's end")
+		require.NotEmpty(t, a.Text, "an append adds something")
+		b.lines[a.Row], b.groups[a.Row] = b.lines[a.Row]+a.Text, a.Group
+		b.appends++
 	}
 	if ops.From >= 0 {
 		require.LessOrEqual(t, ops.From, len(b.lines), "tail starts beyond the buffer")
@@ -104,6 +112,20 @@ func TestTranscriptFlushesReproduceTheModel(t *testing.T) {
 				tr.Content(fmt.Sprintf("t%d ", i))
 			}
 		}},
+		{"long lines grow by appends", 6, 600, 3, func(tr *Transcript, i int) {
+			switch {
+			case i%97 == 0:
+				tr.Reasoning(fmt.Sprintf("think %d ", i))
+			case i%89 == 0:
+				tr.ToolCall(fmt.Sprint(i), "read_file", "a.go")
+			case i%151 == 0:
+				tr.ToolResult(fmt.Sprint(i-89), "read_file", "ok", false)
+			case i%41 == 0:
+				tr.Content("end\n")
+			default:
+				tr.Content(fmt.Sprintf("w%d ", i))
+			}
+		}},
 		{"notices beyond the limit", 20, 100, 3, func(tr *Transcript, i int) { tr.Notice(fmt.Sprintf("n%d", i)) }},
 		{"burst trims unsent lines", 5, 200, 200, func(tr *Transcript, i int) { tr.Notice(fmt.Sprintf("n%d", i)) }},
 		{"tool results complete older rows", 30, 300, 5, func(tr *Transcript, i int) {
@@ -145,6 +167,9 @@ func TestTranscriptFlushesReproduceTheModel(t *testing.T) {
 			assert.Equal(t, tr.Lines(), buf.lines)
 			assert.Equal(t, modelGroups(tr), buf.groups)
 			assert.False(t, tr.Dirty())
+			if strings.Contains(c.name, "appends") {
+				assert.Greater(t, buf.appends, 100, "streamed lines grew by appends")
+			}
 		})
 	}
 }
@@ -174,9 +199,19 @@ func TestTranscriptStreamingFlushSendsOnlyTheTail(t *testing.T) {
 	ops := tr.Flush()
 	assert.Equal(t, 0, ops.Trim)
 	assert.Empty(t, ops.Set)
-	assert.Equal(t, []string{"abcdef"}, ops.Lines)
-	assert.Equal(t, tr.Len()-1, ops.From)
+	assert.Equal(t, &RowAppend{Row: tr.Len() - 1, Col: 3, Text: "def"}, ops.Append, "only what is new")
+	assert.Equal(t, -1, ops.From)
 	assert.Equal(t, TranscriptOps{From: -1}, tr.Flush(), "nothing changed")
+
+	tr.Content("ghi\njkl")
+	ops = tr.Flush()
+	assert.Equal(t, &RowAppend{Row: tr.Len() - 2, Col: 6, Text: "ghi"}, ops.Append)
+	assert.Equal(t, tr.Len()-1, ops.From, "and the new line whole")
+	assert.Equal(t, []string{"jkl"}, ops.Lines)
+	tr.Content("mno")
+	ops = tr.Flush()
+	assert.Equal(t, &RowAppend{Row: tr.Len() - 1, Col: 3, Text: "mno"}, ops.Append, "a line sent whole grows by appends")
+	assert.Equal(t, -1, ops.From)
 }
 
 func TestToolLinesStayOnOneLine(t *testing.T) {
@@ -203,7 +238,9 @@ func TestTranscriptLongStreamedLine(t *testing.T) {
 		}
 	}
 	ops := tr.Flush()
-	got := ops.Lines[len(ops.Lines)-1]
+	require.NotNil(t, ops.Append)
+	assert.Len(t, ops.Append.Text, 2499*len("word "), "the rest of the line, appended")
+	got := tr.Lines()[tr.Len()-1]
 	assert.Equal(t, want.String(), got)
 	tr.ToolCall("1", "read_file", "a.go")
 	tr.Content("after")

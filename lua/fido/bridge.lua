@@ -35,11 +35,14 @@ require("fido.questions")
 -- also re-applies them on ColorScheme).
 require("fido.highlights").setup()
 
-local function mark(buf, row, text, group)
-  if group and group ~= "" and text ~= "" then
-    api.nvim_buf_set_extmark(buf, ns, row, 0, { end_row = row, end_col = #text, hl_group = group })
+local function mark(buf, row, len, group)
+  if group and group ~= "" and len > 0 then
+    api.nvim_buf_set_extmark(buf, ns, row, 0, { end_row = row, end_col = len, hl_group = group })
   end
 end
+
+-- A column past the end of any line.
+local END_COL = 2147483647
 
 -- Applies transcript ops (see nvim/transcript.go TranscriptOps).
 local function apply_transcript(ops)
@@ -61,7 +64,15 @@ local function apply_transcript(ops)
   for _, s in ipairs(nilify(ops.set) or {}) do
     api.nvim_buf_clear_namespace(buf, ns, s.row, s.row + 1)
     api.nvim_buf_set_lines(buf, s.row, s.row + 1, false, { s.text })
-    mark(buf, s.row, s.text, s.group)
+    mark(buf, s.row, #s.text, s.group)
+  end
+  -- The streamed last row grew: add the new text only (the row may be 100 KB).
+  local a = nilify(ops.append)
+  if a then
+    local len = a.col + #a.text
+    api.nvim_buf_set_text(buf, a.row, a.col, a.row, a.col, { a.text })
+    api.nvim_buf_clear_namespace(buf, ns, a.row, a.row + 1)
+    mark(buf, a.row, len, a.group)
   end
   local from = nilify(ops.from) or -1
   if from >= 0 then
@@ -70,14 +81,16 @@ local function apply_transcript(ops)
     api.nvim_buf_clear_namespace(buf, ns, from, -1)
     api.nvim_buf_set_lines(buf, from, -1, false, lines)
     for i, text in ipairs(lines) do
-      mark(buf, from + i - 1, text, groups[i])
+      mark(buf, from + i - 1, #text, groups[i])
     end
   end
   vim.bo[buf].modifiable = false
+  -- At the end of the last line (Neovim clamps the column): a line taller
+  -- than the window then shows its newest text, not its start.
   local last = api.nvim_buf_line_count(buf)
   for _, w in ipairs(follow) do
     if api.nvim_win_is_valid(w) then
-      api.nvim_win_set_cursor(w, { last, 0 })
+      api.nvim_win_set_cursor(w, { last, END_COL })
     end
   end
 end

@@ -265,8 +265,9 @@ function M.open(enter)
       end)
     end
   end
-  -- Start at the tail so the transcript follows new output.
-  api.nvim_win_set_cursor(twin, { api.nvim_buf_line_count(tbuf), 0 })
+  -- Start at the tail (the end of the last line, Neovim clamps the column)
+  -- so the transcript follows new output.
+  api.nvim_win_set_cursor(twin, { api.nvim_buf_line_count(tbuf), 2147483647 })
   if enter then
     api.nvim_set_current_win(iwin)
   elseif api.nvim_win_is_valid(prev) then
