@@ -208,8 +208,18 @@ func (h *host) shutdown() {
 	}
 }
 
+// sendBatch applies b in Neovim. Lua answers true when the transcript
+// buffer no longer holds what Fido wrote (the user wiped or unloaded it):
+// the next flush then sends every line.
 func (h *host) sendBatch(ctx context.Context, b *Batch) error {
-	return h.v.ExecLua(`require("fido.bridge").apply(...)`, nil, b)
+	var resync bool
+	if err := h.v.ExecLua(`return require("fido.bridge").apply(...)`, &resync, b); err != nil {
+		return err
+	}
+	if resync {
+		h.ui.resyncTranscript()
+	}
+	return nil
 }
 
 func (h *host) recover(what string) {

@@ -311,7 +311,7 @@ b.apply = function(batch)
     if tr.append and tr.append ~= vim.NIL then _G.appends = _G.appends + 1 end
     for _, l in ipairs(tr.lines ~= vim.NIL and tr.lines or {}) do _G.biggest = math.max(_G.biggest, #l) end
   end
-  apply(batch)
+  return apply(batch)
 end`)
 	ui := s.backend.ui
 	var want strings.Builder
@@ -359,6 +359,47 @@ return { line = ls[#ls], end_col = m[4].end_col or -1, group = m[4].hl_group or 
 	assert.Equal(t, got.Last, got.Row, "the cursor follows the last line")
 	assert.Equal(t, len(got.Line)-1, got.Col, "at its end")
 	assert.Positive(t, got.Skip, "the window shows the line's newest text, not its start")
+}
+
+// The transcript buffer wiped (:bwipe, a bufferline's close button),
+// unloaded (:bdelete) or edited by hand comes back whole with the next
+// flush, streaming goes on into it, and the batch's status still applies.
+func TestTranscriptBufferWipedComesBackWhole(t *testing.T) {
+	s := startSession(t, nil)
+	n := s.n
+	require.NoError(t, n.Command("Fido"))
+	ui := s.backend.ui
+	transcript := func() []string { return n.Lines(t, "fido://transcript") }
+	ui.Notice("first")
+	ui.UserText("question")
+	ui.Content("streamed")
+	n.WaitFor(t, `vim.tbl_contains(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "streamed")`, 5*time.Second)
+	want := transcript()
+
+	for i, how := range []string{
+		`vim.cmd("bwipe! " .. vim.fn.bufnr("fido://transcript"))`,
+		`vim.cmd("bdelete! " .. vim.fn.bufnr("fido://transcript"))`,
+		`local b = vim.fn.bufnr("fido://transcript")
+vim.bo[b].modifiable = true
+vim.api.nvim_buf_set_lines(b, 0, 1, false, {})
+vim.bo[b].modifiable = false`,
+	} {
+		n.Lua(t, nil, how)
+		more := fmt.Sprintf(" more%d", i)
+		ui.Content(more)
+		want[len(want)-1] += more
+		ui.Info(agent.SessionInfo{Model: fmt.Sprintf("model/%d", i)})
+		n.WaitFor(t, fmt.Sprintf(`require("fido").status().model == "model/%d"`, i), 5*time.Second, `require("fido").status()`)
+		n.WaitFor(t, fmt.Sprintf(`(function()
+  local b = vim.fn.bufnr("fido://transcript")
+  if b < 0 or not vim.api.nvim_buf_is_loaded(b) then return false end
+  local ls = vim.api.nvim_buf_get_lines(b, 0, -1, false)
+  return ls[#ls] == %q
+end)()`, want[len(want)-1]), 5*time.Second, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
+		assert.Equal(t, want, transcript(), "after %s", how)
+	}
+	require.NoError(t, n.Command("Fido"))
+	assert.Equal(t, want, transcript(), ":Fido shows it")
 }
 
 func TestTranscriptKeepsNewestThousandEntriesInBuffer(t *testing.T) {

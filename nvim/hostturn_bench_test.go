@@ -42,7 +42,7 @@ func BenchmarkHostTurnBurst(b *testing.B) {
 	enc := msgpack.NewEncoder(&buf)
 	send := func(_ context.Context, batch *Batch) error {
 		buf.Reset()
-		return enc.Encode([]any{`require("fido.bridge").apply(...)`, []any{batch}})
+		return enc.Encode([]any{`return require("fido.bridge").apply(...)`, []any{batch}})
 	}
 	dir := b.TempDir()
 	var cpu time.Duration

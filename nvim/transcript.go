@@ -44,6 +44,10 @@ type line struct {
 // Append row; replace the rows from From to the end with Lines (From < 0: no
 // tail change). Rows count from 0 in the buffer as it is after the trim.
 type TranscriptOps struct {
+	// Have is how many lines the ops expect the buffer to hold. Lua applies
+	// nothing when it holds something else (the user wiped or unloaded the
+	// buffer) and asks for a Resync instead.
+	Have int       `msgpack:"have"`
 	Trim int       `msgpack:"trim"`
 	Set  []RowLine `msgpack:"set"`
 	// Append, when not nil, adds text to the end of Lua's last row: the
@@ -324,9 +328,18 @@ func (t *Transcript) Notice(msg string) {
 // user message gets its own header.
 func (t *Transcript) EndTurn() { t.open = false }
 
+// Resync makes the next flush send every line, for a buffer that holds
+// none of them.
+func (t *Transcript) Resync() {
+	t.syncBase, t.syncEnd = t.base, t.base
+	t.dirtyFrom = t.base
+	clear(t.dirtyRows)
+	t.sentID = -1
+}
+
 // Flush returns the changes since the last flush and marks them sent.
 func (t *Transcript) Flush() TranscriptOps {
-	ops := TranscriptOps{From: -1}
+	ops := TranscriptOps{Have: t.syncEnd - t.syncBase, From: -1}
 	// Lines Lua holds that the model dropped.
 	if t.base > t.syncBase {
 		ops.Trim = min(t.base, t.syncEnd) - t.syncBase

@@ -19,6 +19,7 @@ type simBuffer struct {
 
 func (b *simBuffer) apply(t *testing.T, ops TranscriptOps) {
 	t.Helper()
+	require.Equal(t, len(b.lines), ops.Have, "the ops expect the lines the buffer holds")
 	require.LessOrEqual(t, ops.Trim, len(b.lines), "trim beyond the buffer")
 	b.lines, b.groups = b.lines[ops.Trim:], b.groups[ops.Trim:]
 	for _, s := range ops.Set {
@@ -201,7 +202,7 @@ func TestTranscriptStreamingFlushSendsOnlyTheTail(t *testing.T) {
 	assert.Empty(t, ops.Set)
 	assert.Equal(t, &RowAppend{Row: tr.Len() - 1, Col: 3, Text: "def"}, ops.Append, "only what is new")
 	assert.Equal(t, -1, ops.From)
-	assert.Equal(t, TranscriptOps{From: -1}, tr.Flush(), "nothing changed")
+	assert.Equal(t, TranscriptOps{Have: tr.Len(), From: -1}, tr.Flush(), "nothing changed")
 
 	tr.Content("ghi\njkl")
 	ops = tr.Flush()
@@ -320,4 +321,33 @@ func TestTranscriptTrimDoesNotCopyEveryLine(t *testing.T) {
 	assert.Less(t, perEntry, float64(lines)*32/10, "bytes allocated per entry (%.0f allocs)", allocs)
 	assert.Equal(t, MaxEntries, tr.Entries())
 	assert.Equal(t, "n", tr.Lines()[tr.Len()-1])
+}
+
+// After Resync (Lua's buffer was wiped) the next flush sends every kept line
+// to an empty buffer, and streaming goes on from there.
+func TestTranscriptResyncSendsEverything(t *testing.T) {
+	tr := NewTranscript(5)
+	var buf simBuffer
+	for i := 0; i < 8; i++ {
+		tr.Notice(fmt.Sprintf("n%d", i))
+	}
+	tr.User("q")
+	tr.Content("partial")
+	buf.apply(t, tr.Flush())
+	tr.Content(" answer")
+	tr.Resync()
+	buf = simBuffer{}
+	ops := tr.Flush()
+	assert.Equal(t, 0, ops.Have)
+	assert.Equal(t, 0, ops.From)
+	assert.Nil(t, ops.Append, "nothing to append to")
+	buf.apply(t, ops)
+	assert.Equal(t, tr.Lines(), buf.lines)
+	assert.Equal(t, modelGroups(tr), buf.groups)
+	tr.Content(" goes on")
+	ops = tr.Flush()
+	require.NotNil(t, ops.Append)
+	buf.apply(t, ops)
+	assert.Equal(t, tr.Lines(), buf.lines)
+	assert.Equal(t, "partial answer goes on", buf.lines[len(buf.lines)-1])
 }

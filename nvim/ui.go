@@ -107,6 +107,9 @@ func (u *UI) take() *Batch {
 	return b
 }
 
+// resyncTranscript sends the whole transcript with the next flush.
+func (u *UI) resyncTranscript() { u.update(func() { u.transcript.Resync() }) }
+
 // startLayout applies what Lua reported at the handshake: the editor size
 // and the plan float's options.
 func (u *UI) startLayout(dims EditorDims, opts PlanOptions, autoShowPlan bool) {

@@ -77,7 +77,7 @@ func BenchmarkUIStream(b *testing.B) {
 			}
 			if j%6 == 5 {
 				buf.Reset()
-				if err := enc.Encode([]any{`require("fido.bridge").apply(...)`, []any{u.take()}}); err != nil {
+				if err := enc.Encode([]any{`return require("fido.bridge").apply(...)`, []any{u.take()}}); err != nil {
 					b.Fatal(err)
 				}
 			}

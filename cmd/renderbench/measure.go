@@ -181,8 +181,9 @@ local apply = b.apply
 _G.renderbench_apply_max = 0
 b.apply = function(batch)
   local t = vim.loop.hrtime()
-  apply(batch)
+  local resync = apply(batch)
   _G.renderbench_apply_max = math.max(_G.renderbench_apply_max, vim.loop.hrtime() - t)
+  return resync
 end`, nil); err != nil {
 		return res, err
 	}

@@ -44,9 +44,19 @@ end
 -- A column past the end of any line.
 local END_COL = 2147483647
 
--- Applies transcript ops (see nvim/transcript.go TranscriptOps).
+-- Applies transcript ops (see nvim/transcript.go TranscriptOps). They
+-- change what the last apply left; when the buffer holds something else
+-- (wiped, unloaded, edited) nothing is applied and the result asks the host
+-- to send every line again.
 local function apply_transcript(ops)
   local buf = layout.transcript_buf()
+  local have = nilify(ops.have) or 0
+  if
+    have > 0
+    and (buf ~= state.tbuf or api.nvim_buf_get_changedtick(buf) ~= state.ttick or api.nvim_buf_line_count(buf) ~= have)
+  then
+    return true
+  end
   local wins = vim.fn.win_findbuf(buf)
   local count = api.nvim_buf_line_count(buf)
   local follow = {}
@@ -93,6 +103,8 @@ local function apply_transcript(ops)
       api.nvim_win_set_cursor(w, { last, END_COL })
     end
   end
+  state.tbuf, state.ttick = buf, api.nvim_buf_get_changedtick(buf)
+  return false
 end
 
 local function call_module(name, payload)
@@ -120,10 +132,12 @@ local function turn_ended()
   end)
 end
 
---- Applies one batch from the host.
+--- Applies one batch from the host; true asks it to resend the whole
+--- transcript (see apply_transcript).
 function M.apply(batch)
+  local resync = false
   if batch.transcript and batch.transcript ~= vim.NIL then
-    apply_transcript(batch.transcript)
+    resync = apply_transcript(batch.transcript)
   end
   local plan_updated = false
   if batch.plan_state and batch.plan_state ~= vim.NIL then
@@ -164,6 +178,7 @@ function M.apply(batch)
   if turn_done then
     turn_ended()
   end
+  return resync
 end
 
 --- The host is gone: whatever ran is over.

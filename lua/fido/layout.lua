@@ -46,6 +46,9 @@ end
 
 --- The transcript buffer, created on first use.
 function M.transcript_buf()
+  if valid_buf(state.tbuf) and not api.nvim_buf_is_loaded(state.tbuf) then
+    vim.fn.bufload(state.tbuf) -- :bdelete unloaded it (the host resends its lines)
+  end
   if not valid_buf(state.tbuf) then
     state.tbuf = scratch("fido://transcript", "fido")
     vim.bo[state.tbuf].modifiable = false
