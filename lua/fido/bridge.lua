@@ -41,9 +41,6 @@ local function mark(buf, row, len, group)
   end
 end
 
--- A column past the end of any line.
-local END_COL = 2147483647
-
 -- Applies transcript ops (see nvim/transcript.go TranscriptOps). They
 -- change what the last apply left; when the buffer holds something else
 -- (wiped, unloaded, edited) nothing is applied and the result asks the host
@@ -95,12 +92,12 @@ local function apply_transcript(ops)
     end
   end
   vim.bo[buf].modifiable = false
-  -- At the end of the last line (Neovim clamps the column): a line taller
-  -- than the window then shows its newest text, not its start.
+  -- At the end of the last line: a line taller than the window then shows
+  -- its newest text, not its start.
   local last = api.nvim_buf_line_count(buf)
   for _, w in ipairs(follow) do
     if api.nvim_win_is_valid(w) then
-      api.nvim_win_set_cursor(w, { last, END_COL })
+      api.nvim_win_set_cursor(w, { last, layout.END_COL })
     end
   end
   state.tbuf, state.ttick = buf, api.nvim_buf_get_changedtick(buf)

@@ -44,6 +44,9 @@ function M.submit_input()
   require("fido").submit(text)
 end
 
+--- A cursor column past the end of any line (Neovim clamps it to the end).
+M.END_COL = 2147483647
+
 --- The transcript buffer, created on first use.
 function M.transcript_buf()
   if valid_buf(state.tbuf) and not api.nvim_buf_is_loaded(state.tbuf) then
@@ -268,9 +271,9 @@ function M.open(enter)
       end)
     end
   end
-  -- Start at the tail (the end of the last line, Neovim clamps the column)
-  -- so the transcript follows new output.
-  api.nvim_win_set_cursor(twin, { api.nvim_buf_line_count(tbuf), 2147483647 })
+  -- Start at the tail (the end of the last line) so the transcript follows
+  -- new output.
+  api.nvim_win_set_cursor(twin, { api.nvim_buf_line_count(tbuf), M.END_COL })
   if enter then
     api.nvim_set_current_win(iwin)
   elseif api.nvim_win_is_valid(prev) then
