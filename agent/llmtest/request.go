@@ -13,7 +13,9 @@ type Request struct {
 	// Seq numbers requests from 1 in arrival order.
 	Seq          int
 	Method, Path string
-	Header       http.Header
+	// Proto is the HTTP version the request came in, e.g. "HTTP/2.0".
+	Proto  string
+	Header http.Header
 	// Body is the raw request body, byte for byte.
 	Body []byte
 	// Chat is Body decoded; DecodeErr says why it could not be.

@@ -18,6 +18,7 @@
 package llmtest
 
 import (
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -55,6 +56,29 @@ func NewServer(t testing.TB) *Server {
 		t.Cleanup(s.Close)
 	}
 	return s
+}
+
+// NewTLSServer starts a server that speaks TLS with HTTP/2, as OpenRouter
+// does, under a certificate for 127.0.0.1 that CertPEM returns (a client
+// trusts it through SSL_CERT_FILE or its own pool). t may be nil.
+func NewTLSServer(t testing.TB) *Server {
+	s := &Server{closed: make(chan struct{}), changed: make(chan struct{})}
+	s.hs = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
+	s.hs.EnableHTTP2 = true
+	s.hs.StartTLS()
+	if t != nil {
+		t.Cleanup(s.Close)
+	}
+	return s
+}
+
+// CertPEM is the TLS server's certificate in PEM (nil for a plain server).
+func (s *Server) CertPEM() []byte {
+	c := s.hs.Certificate()
+	if c == nil {
+		return nil
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
 }
 
 // URL is the base URL to configure, e.g. http://127.0.0.1:41234/api/v1.
@@ -147,7 +171,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	rec := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	rec := Request{Method: r.Method, Path: r.URL.Path, Proto: r.Proto, Header: r.Header.Clone(), Body: body}
 	rec.Chat, rec.DecodeErr = DecodeChatRequest(body)
 
 	s.mu.Lock()

@@ -9,7 +9,7 @@
 // naive renderer (this bench's reader process writing every delta into the
 // transcript at once) shows what coalescing saves.
 //
-//	go run ./cmd/renderbench [-fido bin/fido] [-repeat 3] [-only burst,paced] [-deltas 20000] [-rate 190] [-paced 10s] [-cpuprofile /tmp/fido.prof]
+//	go run ./cmd/renderbench [-fido bin/fido] [-repeat 3] [-only burst,paced] [-deltas 20000] [-rate 190] [-paced 10s] [-tls] [-cpuprofile /tmp/fido.prof]
 package main
 
 import (
@@ -40,8 +40,9 @@ func main() {
 	flag.BoolVar(&writeEach, "write-each", false, "the burst's server writes every delta on its own (noisy: see writeEach)")
 	bin := flag.String("fido", "", "the fido binary to measure (default: go build ./cmd/fido)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of each host run to PREFIX.<run>.<pid> (FIDO_CPUPROFILE)")
+	useTLS := flag.Bool("tls", false, "the fake servers speak TLS and HTTP/2, as OpenRouter does (default: plain HTTP/1.1)")
 	flag.Parse()
-	o := options{deltas: *deltas, rate: *rate, paced: *paced, line: *line, profile: *profile, bin: *bin, repeat: max(*repeat, 1), only: map[string]bool{}}
+	o := options{deltas: *deltas, rate: *rate, paced: *paced, line: *line, profile: *profile, bin: *bin, repeat: max(*repeat, 1), only: map[string]bool{}, tls: *useTLS}
 	for _, k := range strings.Split(*only, ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			o.only[k] = true
@@ -59,6 +60,7 @@ type options struct {
 	paced              time.Duration
 	profile, bin       string
 	only               map[string]bool
+	tls                bool
 }
 
 func (o options) want(key string) bool { return len(o.only) == 0 || o.only[key] }
@@ -79,7 +81,7 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(e.tmp)
-	e.profile = o.profile
+	e.profile, e.tls = o.profile, o.tls
 	if e.bin, err = filepath.Abs(o.bin); o.bin == "" || err != nil {
 		e.bin = filepath.Join(e.tmp, "fido")
 		build := exec.Command("go", "build", "-o", e.bin, "./cmd/fido")
@@ -127,6 +129,9 @@ func run(o options) error {
 }
 
 func report(rs []result, o options) {
+	if o.tls {
+		fmt.Println("Every stream over TLS and HTTP/2 (-tls), as from OpenRouter.")
+	}
 	fmt.Println("Neovim while streaming (a second client's nvim_eval latency, writes into Neovim, Neovim's CPU and memory)")
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "run\tdeltas\twall\teval p50\tp99\tmax\twaits>16ms\twrites\twrites/s\tnvim CPU\tnvim RSS\tapply max\thost CPU\tok\t")

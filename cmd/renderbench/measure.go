@@ -74,6 +74,23 @@ type env struct {
 	nvimBin, root, bin, self string
 	tmp                      string
 	profile                  string // FIDO_CPUPROFILE prefix for the host, "" for none
+	tls                      bool   // the fake servers speak TLS and HTTP/2, as OpenRouter does
+}
+
+// server starts a fake endpoint for one run and returns it with the
+// environment its clients need: over TLS, SSL_CERT_FILE naming its
+// certificate (Go's clients, bin/fido's and the reader's, honour it).
+func (e env) server(dir string) (*llmtest.Server, []string, error) {
+	if !e.tls {
+		return llmtest.NewServer(nil), nil, nil
+	}
+	srv := llmtest.NewTLSServer(nil)
+	cert := filepath.Join(dir, fmt.Sprintf("cert-%p.pem", srv))
+	if err := os.WriteFile(cert, srv.CertPEM(), 0o644); err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	return srv, []string{"SSL_CERT_FILE=" + cert}, nil
 }
 
 // writeEach makes a burst's server write (and flush) every delta on its
@@ -123,7 +140,10 @@ func measure(e env, spec runSpec, dir string) (result, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "ws"), 0o755); err != nil {
 		return res, err
 	}
-	srv := llmtest.NewServer(nil)
+	srv, srvEnv, err := e.server(dir)
+	if err != nil {
+		return res, err
+	}
 	defer srv.Close()
 	if spec.deltas > 0 {
 		srv.Enqueue(script(spec.deltas, spec.lineEvery, spec.period))
@@ -131,6 +151,7 @@ func measure(e env, spec runSpec, dir string) (result, error) {
 
 	vars := append(nvimtest.Env(dir), "FIDO_BINARY="+e.bin, "FIDO_BASE_URL="+srv.URL(),
 		"OPENROUTER_API_KEY=bench", "FIDO_MODEL=bench/model")
+	vars = append(vars, srvEnv...)
 	if e.profile != "" && spec.renderer == fido {
 		vars = append(vars, "FIDO_CPUPROFILE="+e.profile+"."+spec.key)
 	}
@@ -238,6 +259,7 @@ end`, nil); err != nil {
 		}()
 	case naive:
 		cmd := exec.Command(e.self, readerArg, "-url", srv.URL()+"/chat/completions", "-sock", sock)
+		cmd.Env = append(os.Environ(), srvEnv...)
 		cmd.Stdout, cmd.Stderr = &naiveOut, os.Stderr
 		if err := cmd.Start(); err != nil {
 			return res, err
@@ -325,11 +347,15 @@ return vim.api.nvim_buf_get_lines(b, -3, -1, false)`, &last); err != nil {
 // floor runs the floor reader process against the same script and returns
 // what it measured of itself.
 func floor(e env, n, lineEvery int, period time.Duration) (readerResult, error) {
-	srv := llmtest.NewServer(nil)
+	srv, srvEnv, err := e.server(e.tmp)
+	if err != nil {
+		return readerResult{}, err
+	}
 	defer srv.Close()
 	srv.Enqueue(script(n, lineEvery, period))
 	var out bytes.Buffer
 	cmd := exec.Command(e.self, readerArg, "-url", srv.URL()+"/chat/completions")
+	cmd.Env = append(os.Environ(), srvEnv...)
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return readerResult{}, err
