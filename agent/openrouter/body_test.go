@@ -2,6 +2,8 @@ package openrouter
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
@@ -67,6 +69,72 @@ func TestReadPaceReadsASlowStreamInBatches(t *testing.T) {
 	assert.Less(t, int(reads.Load()), 40, "reads")
 	assert.Less(t, len(log.all()), 40, "deltas")
 	assert.Less(t, took, 2*time.Second)
+}
+
+// Over TLS and HTTP/2 (a client of the user's that speaks it), the same slow
+// stream arrives whole and in order, still in batches (the body is then a
+// pipe that HTTP/2's read loop fills).
+func TestReadPaceOverTLSAndHTTP2(t *testing.T) {
+	srv := llmtest.NewTLSServer(t)
+	r := llmtest.Reply().Pace(4 * time.Millisecond)
+	var want strings.Builder
+	for i := range 100 {
+		piece := fmt.Sprintf("p%d ", i)
+		r.Content(piece)
+		want.WriteString(piece)
+	}
+	srv.Enqueue(r.Finish("stop"))
+	roots := x509.NewCertPool()
+	require.True(t, roots.AppendCertsFromPEM(srv.CertPEM()))
+	base := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}
+	t.Cleanup(base.CloseIdleConnections)
+	var reads atomic.Int32
+	p := New(Config{BaseURL: srv.URL(), APIKey: testKey, ReadPace: 40 * time.Millisecond,
+		HTTPClient: &http.Client{Transport: countingTransport{base, &reads}}})
+	log := &deltaLog{}
+	resp, err := p.Stream(context.Background(), userRequest("hi"), log.add)
+	require.NoError(t, err)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "HTTP/2.0", reqs[0].Proto)
+	assert.Equal(t, want.String(), resp.Message.Content)
+	assert.Equal(t, []agent.Delta{{Kind: agent.DeltaContent, Text: want.String()}}, log.joined())
+	assert.Less(t, int(reads.Load()), 40, "reads")
+}
+
+// The default transport speaks HTTP/1.1 even to a server offering HTTP/2,
+// whatever Go's default transport did before (see NewTransport), and keeps
+// the environment's proxy.
+func TestDefaultTransportSpeaksHTTP1(t *testing.T) {
+	def := New(Config{}).cfg.HTTPClient.Transport.(*http.Transport)
+	require.NotNil(t, def.Protocols)
+	assert.True(t, def.Protocols.HTTP1())
+	assert.False(t, def.Protocols.HTTP2(), "no HTTP/2")
+	assert.NotNil(t, def.Proxy, "the environment's proxy")
+
+	srv := llmtest.NewTLSServer(t)
+	srv.Enqueue(llmtest.Reply().Pace(time.Millisecond).ContentDeltas(20, "ab").Finish("stop"))
+	// Go's default transport, once it has dialled TLS (here it fails to
+	// verify the test certificate), offers h2 in its TLS config: a copy of
+	// it would agree on HTTP/2 and then talk HTTP/1.1.
+	if resp, err := http.DefaultClient.Get(srv.URL() + "/models"); err == nil {
+		resp.Body.Close()
+	}
+	roots := x509.NewCertPool()
+	require.True(t, roots.AppendCertsFromPEM(srv.CertPEM()))
+	tr := NewTransport()
+	if tr.TLSClientConfig == nil {
+		tr.TLSClientConfig = &tls.Config{}
+	}
+	tr.TLSClientConfig.RootCAs = roots
+	t.Cleanup(tr.CloseIdleConnections)
+	p := New(Config{BaseURL: srv.URL(), APIKey: testKey, ReadPace: 10 * time.Millisecond, HTTPClient: &http.Client{Transport: tr}})
+	resp, err := p.Stream(context.Background(), userRequest("hi"), func(agent.Delta) {})
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("ab", 20), resp.Message.Content)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "HTTP/1.1", reqs[0].Proto)
 }
 
 // A stream that keeps the reader busy is never slowed down by the pace:

@@ -8,7 +8,8 @@
 // reasoning effort, reasoning and reasoning_details passed back,
 // cache_control content parts and provider routing preferences; the head
 // a conversation repeats (model, tool catalog) is encoded once. Nothing
-// rewrites a body after it is marshalled. Requests go out through net/http;
+// rewrites a body after it is marshalled. Requests go out through net/http
+// over HTTP/1.1 (NewTransport: HTTP/2 costs a stream a wakeup per frame);
 // the answer is read by an event-stream reader built for this stream (one
 // data line is one chunk; comments, keep-alives and [DONE] are understood;
 // lines and answers are capped). The common chunk (one delta of text) is

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -36,7 +37,8 @@ type Config struct {
 	// Referer and Title are OpenRouter's attribution headers (HTTP-Referer,
 	// X-Title and X-OpenRouter-Title); they default to the Fido project URL and "Fido".
 	Referer, Title string
-	// HTTPClient is optional; its Timeout must be zero or longer than any answer.
+	// HTTPClient is optional (default: one on NewTransport); its Timeout
+	// must be zero or longer than any answer.
 	HTTPClient *http.Client
 	// MaxRetries is the number of retries after the first attempt: 0 means the
 	// default (3), a negative value disables retries.
@@ -58,6 +60,35 @@ type Config struct {
 	// stream read it at most once per ReadPace (see streamBody); a UI that
 	// shows changes every so often sets it to about that interval.
 	ReadPace time.Duration
+}
+
+// NewTransport is the provider's default transport: Go's default (proxy
+// from the environment, its dial and handshake timeouts, kept-alive
+// connections) speaking HTTP/1.1 only, as OpenAI's and OpenRouter's own
+// SDKs do. Over HTTP/2 every frame of a stream wakes the connection's read
+// loop and then the body's reader, whatever pace the reader keeps; over
+// TLS the host spent about a third more CPU on a stream that way (`make
+// bench-render BENCH_FLAGS=-tls`). Concurrent requests (subagents) each
+// take a connection of their own instead of sharing one.
+//
+// It is built afresh, not cloned from http.DefaultTransport: once that has
+// made a TLS connection its TLS config offers h2, and a clone would then
+// agree on HTTP/2 with the server and talk HTTP/1.1 to it.
+func NewTransport() *http.Transport {
+	t := &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   30 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		MaxIdleConns:          100,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: 1 * time.Second,
+		Protocols:             new(http.Protocols),
+	}
+	t.Protocols.SetHTTP1(true)
+	return t
 }
 
 // Provider streams chat completions from OpenRouter or any OpenAI-compatible
@@ -84,7 +115,7 @@ func New(cfg Config) *Provider {
 		cfg.Title = defaultTitle
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
+		cfg.HTTPClient = &http.Client{Transport: NewTransport()}
 	}
 	switch {
 	case cfg.MaxRetries == 0:

@@ -14,6 +14,8 @@ import (
 
 	"github.com/neovim/go-client/nvim"
 	"github.com/tidwall/gjson"
+
+	"github.com/fido-nvim/fido/agent/openrouter"
 )
 
 // readerArg, as the first argument, runs this binary as the floor reader or
@@ -73,7 +75,9 @@ func read(url, sock string) (readerResult, error) {
 	}
 	cpu0, start := cpuTime(os.Getpid()), time.Now()
 	body := `{"model":"bench/model","stream":true,"messages":[{"role":"user","content":"stream"}]}`
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	// The protocol the host speaks (HTTP/1.1, also over TLS: see
+	// openrouter.NewTransport), so both read the same bytes the same way.
+	resp, err := (&http.Client{Transport: openrouter.NewTransport()}).Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		return res, err
 	}
