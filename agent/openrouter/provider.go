@@ -64,10 +64,10 @@ type Config struct {
 
 // NewTransport is the provider's default transport: Go's default (proxy
 // from the environment, its dial and handshake timeouts, kept-alive
-// connections) speaking HTTP/1.1 only, as OpenAI's and OpenRouter's own
-// SDKs do. Over HTTP/2 every frame of a stream wakes the connection's read
+// connections) speaking HTTP/1.1 only, as OpenAI's official SDKs do by
+// default. Over HTTP/2 every frame of a stream wakes the connection's read
 // loop and then the body's reader, whatever pace the reader keeps; over
-// TLS the host spent about a third more CPU on a stream that way (`make
+// TLS the host spent about 70 % more CPU on a stream that way (`make
 // bench-render BENCH_FLAGS=-tls`). Concurrent requests (subagents) each
 // take a connection of their own instead of sharing one.
 //
