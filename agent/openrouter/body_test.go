@@ -43,10 +43,8 @@ func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// A slow stream is read once per pace, not once per piece, and every piece
-// still arrives, in order.
-func TestReadPaceReadsASlowStreamInBatches(t *testing.T) {
-	srv := llmtest.NewServer(t)
+// enqueueSlowStream scripts 100 pieces 4 ms apart and returns their text.
+func enqueueSlowStream(srv *llmtest.Server) string {
 	r := llmtest.Reply().Pace(4 * time.Millisecond)
 	var want strings.Builder
 	for i := range 100 {
@@ -55,6 +53,14 @@ func TestReadPaceReadsASlowStreamInBatches(t *testing.T) {
 		want.WriteString(piece)
 	}
 	srv.Enqueue(r.Finish("stop"))
+	return want.String()
+}
+
+// A slow stream is read once per pace, not once per piece, and every piece
+// still arrives, in order.
+func TestReadPaceReadsASlowStreamInBatches(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	want := enqueueSlowStream(srv)
 	var reads atomic.Int32
 	p := New(Config{BaseURL: srv.URL(), APIKey: testKey, ReadPace: 40 * time.Millisecond,
 		HTTPClient: &http.Client{Transport: countingTransport{http.DefaultTransport, &reads}}})
@@ -63,8 +69,8 @@ func TestReadPaceReadsASlowStreamInBatches(t *testing.T) {
 	resp, err := p.Stream(context.Background(), userRequest("hi"), log.add)
 	require.NoError(t, err)
 	took := time.Since(start)
-	assert.Equal(t, want.String(), resp.Message.Content)
-	assert.Equal(t, []agent.Delta{{Kind: agent.DeltaContent, Text: want.String()}}, log.joined())
+	assert.Equal(t, want, resp.Message.Content)
+	assert.Equal(t, []agent.Delta{{Kind: agent.DeltaContent, Text: want}}, log.joined())
 	// 100 pieces 4 ms apart: unpaced, a read (and a delta) each.
 	assert.Less(t, int(reads.Load()), 40, "reads")
 	assert.Less(t, len(log.all()), 40, "deltas")
@@ -76,14 +82,7 @@ func TestReadPaceReadsASlowStreamInBatches(t *testing.T) {
 // pipe that HTTP/2's read loop fills).
 func TestReadPaceOverTLSAndHTTP2(t *testing.T) {
 	srv := llmtest.NewTLSServer(t)
-	r := llmtest.Reply().Pace(4 * time.Millisecond)
-	var want strings.Builder
-	for i := range 100 {
-		piece := fmt.Sprintf("p%d ", i)
-		r.Content(piece)
-		want.WriteString(piece)
-	}
-	srv.Enqueue(r.Finish("stop"))
+	want := enqueueSlowStream(srv)
 	roots := x509.NewCertPool()
 	require.True(t, roots.AppendCertsFromPEM(srv.CertPEM()))
 	base := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}
@@ -97,8 +96,8 @@ func TestReadPaceOverTLSAndHTTP2(t *testing.T) {
 	reqs := srv.Requests()
 	require.Len(t, reqs, 1)
 	assert.Equal(t, "HTTP/2.0", reqs[0].Proto)
-	assert.Equal(t, want.String(), resp.Message.Content)
-	assert.Equal(t, []agent.Delta{{Kind: agent.DeltaContent, Text: want.String()}}, log.joined())
+	assert.Equal(t, want, resp.Message.Content)
+	assert.Equal(t, []agent.Delta{{Kind: agent.DeltaContent, Text: want}}, log.joined())
 	assert.Less(t, int(reads.Load()), 40, "reads")
 }
 
