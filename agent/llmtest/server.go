@@ -49,23 +49,22 @@ type Server struct {
 }
 
 // NewServer starts a server; t.Cleanup closes it. t may be nil (then call Close).
-func NewServer(t testing.TB) *Server {
-	s := &Server{closed: make(chan struct{}), changed: make(chan struct{})}
-	s.hs = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
-	if t != nil {
-		t.Cleanup(s.Close)
-	}
-	return s
-}
+func NewServer(t testing.TB) *Server { return start(t, (*httptest.Server).Start) }
 
 // NewTLSServer starts a server that speaks TLS with HTTP/2, as OpenRouter
 // does, under a certificate for 127.0.0.1 that CertPEM returns (a client
 // trusts it through SSL_CERT_FILE or its own pool). t may be nil.
 func NewTLSServer(t testing.TB) *Server {
+	return start(t, func(hs *httptest.Server) {
+		hs.EnableHTTP2 = true
+		hs.StartTLS()
+	})
+}
+
+func start(t testing.TB, run func(*httptest.Server)) *Server {
 	s := &Server{closed: make(chan struct{}), changed: make(chan struct{})}
 	s.hs = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
-	s.hs.EnableHTTP2 = true
-	s.hs.StartTLS()
+	run(s.hs)
 	if t != nil {
 		t.Cleanup(s.Close)
 	}

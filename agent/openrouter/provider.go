@@ -69,8 +69,8 @@ type Config struct {
 // loop and then the body's reader, whatever pace the reader keeps; over
 // TLS the host spent about 70 % more CPU on a stream that way (`make
 // bench-render BENCH_FLAGS=-tls` with Go's default transport in its
-// place). Concurrent requests (subagents) each
-// take a connection of their own instead of sharing one.
+// place). Concurrent requests (subagents) each take a connection of their
+// own instead of sharing one.
 //
 // It is built afresh, not cloned from http.DefaultTransport: once that has
 // made a TLS connection its TLS config offers h2, and a clone would then
