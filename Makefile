@@ -11,7 +11,7 @@ NVIM_BIN ?= nvim
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-host bench-tools bench-provider bench-js bench-conversations clean FORCE
+.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-render-tls bench-host bench-tools bench-provider bench-js bench-conversations clean FORCE
 
 all: build doc/tags
 
@@ -63,11 +63,15 @@ test: build fmt-check vet
 	@bash scripts/ensure-nvim
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-bench: build bench-render bench-host bench-tools bench-provider bench-js bench-conversations
+bench: build bench-render bench-render-tls bench-host bench-tools bench-provider bench-js bench-conversations
 
 # BENCH_FLAGS, e.g. -repeat 3 or -cpuprofile /tmp/fido.prof (see cmd/renderbench).
 bench-render: build
 	$(GO) run ./cmd/renderbench -fido bin/fido $(BENCH_FLAGS)
+
+# The host's CPU with the stream over TLS, as from OpenRouter.
+bench-render-tls: build
+	$(GO) run ./cmd/renderbench -fido bin/fido -tls -only burst,paced $(BENCH_FLAGS)
 
 bench-tools:
 	@command -v rg >/dev/null && command -v fdfind >/dev/null || \

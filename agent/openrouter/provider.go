@@ -68,8 +68,7 @@ type Config struct {
 // default. Over HTTP/2 every frame of a stream wakes the connection's read
 // loop and then the body's reader, whatever pace the reader keeps; over
 // TLS the host spent about 70 % more CPU on a stream that way (`make
-// bench-render BENCH_FLAGS=-tls` with Go's default transport in its
-// place). Concurrent requests (subagents) each take a connection of their
+// bench-render-tls` with Go's default transport in its place). Concurrent requests (subagents) each take a connection of their
 // own instead of sharing one.
 //
 // It is built afresh, not cloned from http.DefaultTransport: once that has
