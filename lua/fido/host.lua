@@ -11,7 +11,12 @@ local state = {
   died = nil, -- { code = n, log = path } after an unexpected exit
   stopping = false,
   log = nil, -- open log handle
+  log_size = 0, -- bytes in the open log
 }
+
+--- The log is kept under this size: past it, it becomes <log>.1 (replacing
+--- the one before) and a new log starts.
+M.LOG_MAX_BYTES = 4 * 1024 * 1024
 
 local function notify(msg, level)
   vim.notify(msg, level or vim.log.levels.INFO, { title = "Fido" })
@@ -70,21 +75,55 @@ function M.log_path()
   return vim.fn.tempname() .. "-fido.log"
 end
 
-local function log_lines(lines)
-  if not state.log then
-    local path = M.log_path()
-    vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
-    state.log = io.open(path, "a")
-    if not state.log then
-      return
-    end
+local function open_log()
+  local path = M.log_path()
+  vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
+  if vim.fn.getfsize(path) >= M.LOG_MAX_BYTES then
+    os.rename(path, path .. ".1")
   end
+  state.log = io.open(path, "a")
+  state.log_size = state.log and state.log:seek("end") or 0
+end
+
+local function log_lines(lines)
   for _, l in ipairs(lines) do
     if l ~= "" then
+      if state.log and state.log_size >= M.LOG_MAX_BYTES then
+        state.log:close()
+        state.log = nil
+      end
+      if not state.log then
+        open_log()
+        if not state.log then
+          return
+        end
+      end
       state.log:write(l, "\n")
+      state.log_size = state.log_size + #l + 1
     end
   end
-  state.log:flush()
+  if state.log then
+    state.log:flush()
+  end
+end
+
+--- A job's on_stderr handler that logs whole lines: Neovim hands output
+--- over in chunks whose first item ends the line the last chunk began and
+--- whose last item begins the next one. done() logs what is left.
+function M.line_logger(log)
+  local partial = ""
+  local function on_data(data)
+    data[1] = partial .. data[1]
+    partial = table.remove(data)
+    log(data)
+  end
+  local function done()
+    if partial ~= "" then
+      log({ partial })
+      partial = ""
+    end
+  end
+  return on_data, done
 end
 
 local function env()
@@ -136,12 +175,14 @@ function M.start()
   log_lines({ string.format("--- %s starting %s serve --root %s", os.date("%Y-%m-%d %H:%M:%S"), bin, root) })
   state.ready, state.stopping = false, false
   local job
+  local on_stderr, stderr_done = M.line_logger(log_lines)
   local opts = {
     rpc = true,
     on_stderr = function(_, data)
-      log_lines(data)
+      on_stderr(data)
     end,
     on_exit = function(_, code)
+      stderr_done()
       if state.job ~= job then
         return
       end
