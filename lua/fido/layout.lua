@@ -151,6 +151,10 @@ local function set_wo(w, opts)
 end
 
 local function style_transcript(w)
+  vim.w[w].fido_styled = true
+  if config.values.layout == "left" or config.values.layout == "right" then
+    vim.wo[w].winfixwidth = true
+  end
   set_wo(w, {
     wrap = true,
     linebreak = true,
@@ -166,6 +170,7 @@ local function style_transcript(w)
 end
 
 local function style_input(w)
+  vim.w[w].fido_styled = true
   set_wo(w, {
     wrap = true,
     number = false,
@@ -215,6 +220,17 @@ function M.open(enter)
   local tbuf, ibuf = M.transcript_buf(), M.input_buf()
   local twin, iwin = M.transcript_win(), M.input_win()
   if twin and iwin then
+    -- Windows Fido did not make (a restored session's) get its styling
+    -- once; the user's own changes to Fido's windows stay.
+    if not (vim.w[twin].fido_styled and vim.w[iwin].fido_styled) then
+      style_transcript(twin)
+      style_input(iwin)
+      state.twin, state.iwin = twin, iwin
+      watch_resize()
+      pcall(function()
+        require("fido.activity").refresh()
+      end)
+    end
     if enter then
       api.nvim_set_current_win(iwin)
     end
@@ -241,9 +257,6 @@ function M.open(enter)
     end
     twin = api.nvim_get_current_win()
     api.nvim_win_set_buf(twin, tbuf)
-  end
-  if cfg.layout == "left" or cfg.layout == "right" then
-    vim.wo[twin].winfixwidth = true
   end
   style_transcript(twin)
   if not iwin then
