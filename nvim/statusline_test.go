@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -83,4 +84,65 @@ return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("fido.activit
 		assert.NotContains(t, got, "<", "%d columns: Neovim never cut it", width)
 		assert.LessOrEqual(t, utf8.RuneCountInString(strings.TrimRight(got, " ")), width)
 	}
+}
+
+// With a global statusline (laststatus=3) the transcript's statusline shows
+// only while the transcript is current, so the input's shows the turn state
+// and totals beside its hints; with per-window statuslines it keeps to
+// its hints.
+func TestInputStatuslineCarriesTheStatusUnderAGlobalStatusline(t *testing.T) {
+	t.Parallel()
+	n := nvimtest.Start(t, nvimtest.Options{})
+	n.Lua(t, nil, `vim.o.columns = 160`)
+	n.Lua(t, nil, `require("fido.layout").open(false)`)
+	n.Lua(t, nil, setStatus)
+	render := func() string {
+		var s string
+		n.Lua(t, &s, `local iw = require("fido.layout").input_win()
+return vim.api.nvim_eval_statusline(vim.wo[iw].statusline, { winid = iw, maxwidth = vim.o.columns }).str`)
+		return s
+	}
+	n.Lua(t, nil, `vim.o.laststatus = 2`)
+	own := render()
+	assert.True(t, strings.HasPrefix(own, " Fido input  <CR> send"), own)
+	assert.NotContains(t, own, "streaming")
+
+	n.Lua(t, nil, `vim.o.laststatus = 3`)
+	global := render()
+	assert.True(t, strings.HasPrefix(global, " Fido input  <CR> send"), global)
+	assert.Contains(t, global, "streaming")
+	assert.Contains(t, global, "anthropic/claude-sonnet-4")
+	assert.Contains(t, global, "12 calls")
+	assert.LessOrEqual(t, utf8.RuneCountInString(strings.TrimRight(global, " ")), 160, "it fits the editor's width")
+}
+
+// Under a global statusline, while the input is the current window, the
+// spinner animates the input's statusline (the status beside the hints),
+// not the transcript's drawn in its place.
+func TestGlobalStatuslineSpinsInTheInput(t *testing.T) {
+	t.Parallel()
+	n := nvimtest.Start(t, nvimtest.Options{})
+	n.Lua(t, nil, `vim.o.columns = 160; vim.o.laststatus = 3`)
+	n.Lua(t, nil, `require("fido.layout").open(true)`)
+	n.Lua(t, nil, setStatus)
+	row := func() string {
+		var s string
+		n.Lua(t, &s, `local r, out = vim.o.lines - vim.o.cmdheight, {}
+for c = 1, vim.o.columns do out[#out + 1] = vim.fn.screenstring(r, c) end
+return table.concat(out)`)
+		return s
+	}
+	var frames []string
+	for i := 0; i < 4; i++ {
+		time.Sleep(150 * time.Millisecond)
+		s := row()
+		assert.True(t, strings.HasPrefix(s, " Fido input  <CR> send"), "frame %d: %q", i, s)
+		assert.Contains(t, s, "streaming")
+		frames = append(frames, s)
+	}
+	changed := false
+	for _, f := range frames[1:] {
+		changed = changed || f != frames[0]
+	}
+	assert.True(t, changed, "the spinner moves: %q", frames)
 }

@@ -84,9 +84,17 @@ local function start_spinner()
     100,
     vim.schedule_wrap(function()
       spin.frame = spin.frame % #spinner + 1
-      -- Only the transcript's statusline shows the spinner: redraw just it.
-      local w = require("fido.layout").transcript_win()
-      if w then
+      -- Only Fido's statuslines show the spinner: redraw just the
+      -- transcript's, or the global one while it is Fido's (laststatus=3:
+      -- drawn for the current window, the transcript or the input).
+      local layout = require("fido.layout")
+      local w = layout.transcript_win()
+      if vim.o.laststatus == 3 then
+        local cur = vim.api.nvim_get_current_win()
+        if cur == w or cur == layout.input_win() then
+          vim.cmd("redrawstatus")
+        end
+      elseif w then
         vim.api.nvim_win_call(w, function()
           vim.cmd("redrawstatus")
         end)
@@ -222,14 +230,10 @@ local function compose(segs, keep)
   return " " .. l, r ~= "" and (r .. " ") or ""
 end
 
---- The transcript window's statusline: the segments that fit in width
---- (default: the window being drawn), lower-priority ones dropped whole, so
---- nothing is cut mid-word and the turn state goes last.
-function M.statusline(width)
-  if not width then
-    local w = vim.g.statusline_winid
-    width = (w and w ~= 0 and vim.api.nvim_win_is_valid(w)) and vim.api.nvim_win_get_width(w) or vim.o.columns
-  end
+-- The status's left and right parts: the segments that fit in width,
+-- lower-priority ones dropped whole, so nothing is cut mid-word and the
+-- turn state goes last.
+local function fit(width)
   local segs = M.statusline_segments()
   local keep = {}
   for i = 1, #segs do
@@ -250,7 +254,31 @@ function M.statusline(width)
     keep[i] = false
     l, r = compose(segs, keep)
   end
-  return esc(l) .. "  %=" .. esc(r)
+  return esc(l), esc(r)
+end
+
+--- The transcript window's statusline, fitted to width (default: the
+--- window being drawn).
+function M.statusline(width)
+  if not width then
+    local w = vim.g.statusline_winid
+    width = (w and w ~= 0 and vim.api.nvim_win_is_valid(w)) and vim.api.nvim_win_get_width(w) or vim.o.columns
+  end
+  local l, r = fit(width)
+  return l .. "  %=" .. r
+end
+
+--- The input window's statusline ends with this. With a global statusline
+--- (laststatus=3) the transcript's is seen only while the transcript is the
+--- current window, so the input's shows the same status beside its hints,
+--- in the width they leave; otherwise nothing.
+function M.input_status()
+  if vim.o.laststatus ~= 3 then
+    return ""
+  end
+  local hints = vim.fn.strdisplaywidth(require("fido.layout").INPUT_HINTS)
+  local l, r = fit(math.max(20, vim.o.columns - hints - 2))
+  return l .. "  " .. r
 end
 
 return M

@@ -169,6 +169,10 @@ local function style_transcript(w)
   })
 end
 
+local INPUT_TITLE, INPUT_KEYS = " Fido input  ", "<CR> send · <C-s> send (insert) · <C-c> cancel"
+--- The input window's hints, the left part of its statusline.
+M.INPUT_HINTS = INPUT_TITLE .. INPUT_KEYS
+
 local function style_input(w)
   vim.w[w].fido_styled = true
   set_wo(w, {
@@ -178,7 +182,7 @@ local function style_input(w)
     signcolumn = "no",
     foldcolumn = "0",
     winfixheight = true,
-    statusline = " Fido input  %#Comment#<CR> send · <C-s> send (insert) · <C-c> cancel",
+    statusline = INPUT_TITLE .. "%#Comment#" .. INPUT_KEYS .. "%*%=%{%v:lua.require'fido'.input_status()%}",
   })
 end
 
