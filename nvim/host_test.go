@@ -418,6 +418,33 @@ func TestTranscriptKeepsNewestThousandEntriesInBuffer(t *testing.T) {
 	assert.Equal(t, 1000, marks, "one highlight per kept line, none left over from trimmed ones")
 }
 
+// The buffers only Fido writes keep no undo history: Neovim would hold every
+// line the API ever replaced or trimmed in one undo block that never closes
+// (50 MB after 50 MB of lines passed through a buffer), however few the
+// transcript keeps.
+func TestFidoBuffersKeepNoUndoHistory(t *testing.T) {
+	s := startSession(t, nil)
+	n := s.n
+	require.NoError(t, n.Command("Fido"))
+	ui := s.backend.ui
+	for i := 0; i < 1100; i++ {
+		ui.Notice(fmt.Sprintf("entry %d %s", i, strings.Repeat("x", 200)))
+	}
+	ui.Plan(samplePlan())
+	ui.ShowPlan(false)
+	n.WaitFor(t, `vim.api.nvim_buf_line_count(vim.fn.bufnr("fido://transcript")) == 1000`, 5*time.Second)
+	n.WaitFor(t, `vim.fn.bufnr("fido://plan") > 0 and vim.api.nvim_buf_line_count(vim.fn.bufnr("fido://plan")) > 3`, 5*time.Second)
+	for _, name := range []string{"fido://transcript", "fido://plan"} {
+		var entries int
+		n.Lua(t, &entries, `local b = vim.fn.bufnr(...)
+return #vim.api.nvim_buf_call(b, vim.fn.undotree).entries + vim.api.nvim_buf_call(b, vim.fn.undotree).seq_last`, name)
+		assert.Zero(t, entries, "%s keeps no undo history", name)
+	}
+	var inputLevels int
+	n.Lua(t, &inputLevels, `return vim.api.nvim_buf_call(vim.fn.bufnr("fido://input"), function() return vim.o.undolevels end)`)
+	assert.Positive(t, inputLevels, "the input, which the user edits, keeps its undo")
+}
+
 func TestSelectAndInputGoThroughVimUI(t *testing.T) {
 	s := startSession(t, nil)
 	n := s.n

@@ -178,6 +178,7 @@ local function float_buf()
   vim.bo[buf].bufhidden = "hide"
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = "fidoactivity"
+  vim.bo[buf].undolevels = -1 -- rewritten every tick: no history to keep
   state.float_buf = buf
   return buf
 end

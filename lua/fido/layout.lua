@@ -55,6 +55,9 @@ function M.transcript_buf()
   if not valid_buf(state.tbuf) then
     state.tbuf = scratch("fido://transcript", "fido")
     vim.bo[state.tbuf].modifiable = false
+    -- Only Fido writes it, through the API, in one never-closed undo block
+    -- that would keep every line it ever replaced or trimmed.
+    vim.bo[state.tbuf].undolevels = -1
     map(state.tbuf, "n", "<C-c>", function()
       require("fido").cancel()
     end, "Fido: cancel")

@@ -63,6 +63,7 @@ local function ensure_buf()
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = "fidoplan"
   vim.bo[buf].modifiable = false
+  vim.bo[buf].undolevels = -1 -- rewritten with each plan: no history to keep
   for _, lhs in ipairs({ "q", "<Esc>" }) do
     vim.keymap.set("n", lhs, function()
       M.hide()

@@ -150,6 +150,7 @@ local function detail_buf(name, lines, filetype)
   vim.bo[b].buftype = "nofile"
   vim.bo[b].bufhidden = "hide"
   vim.bo[b].swapfile = false
+  vim.bo[b].undolevels = -1
   if existing <= 0 then
     pcall(api.nvim_buf_set_name, b, name)
   end
