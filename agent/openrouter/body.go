@@ -23,11 +23,17 @@ const blockedRead = time.Millisecond
 // every FlushInterval anyway, sees no difference. A stream that keeps the
 // reader busy (every read finds data at once) is never slowed. The end of
 // ctx (a cancel, the idle watchdog) ends a wait.
+//
+// While it waits, quiet (when set: an HTTP/1.1 response's own socket on
+// Linux) has the kernel hold the pieces arriving meanwhile without waking
+// the process: Go's poller would otherwise wake for each of them though
+// nobody reads, a context switch per piece.
 type streamBody struct {
 	r     io.Reader
 	flush func()
 	pace  time.Duration
 	ctx   context.Context // ends a wait
+	quiet func(bool)      // nil: wait without it
 
 	next  time.Time // no read before this
 	timer *time.Timer
@@ -44,11 +50,19 @@ func (b *streamBody) Read(p []byte) (int, error) {
 		} else {
 			b.timer.Reset(wait)
 		}
+		if b.quiet != nil {
+			b.quiet(true)
+		}
 		select {
 		case <-b.ctx.Done():
 			b.timer.Stop()
-			return 0, b.ctx.Err()
 		case <-b.timer.C:
+		}
+		if b.quiet != nil {
+			b.quiet(false) // before any read: the connection may serve another request
+		}
+		if err := b.ctx.Err(); err != nil {
+			return 0, err
 		}
 	}
 	start := time.Now()

@@ -16,7 +16,8 @@
 // read in one pass without allocating (scan.go); the others are parsed
 // with gjson. Text is handed on coalesced, one delta per read of the
 // network, and a reader that has caught up with a slow stream reads it at
-// most once per Config.ReadPace (body.go).
+// most once per Config.ReadPace (body.go), its socket told meanwhile to
+// wake no one for the pieces arriving (SO_RCVLOWAT on Linux, quiet_linux.go).
 // The model list is decoded into go-openai's openai.Model extended with
 // OpenRouter's context length, prices and supported parameters.
 //

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"time"
@@ -225,7 +226,9 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(agent.
 	wd := startWatchdog(p.cfg.IdleTimeout, cancel)
 	defer wd.stop()
 
-	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, p.cfg.BaseURL+"/chat/completions", bytes.NewReader(body))
+	var conn net.Conn // the response's connection (see streamBody.quiet)
+	tctx := httptrace.WithClientTrace(actx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { conn = i.Conn }})
+	hreq, err := http.NewRequestWithContext(tctx, http.MethodPost, p.cfg.BaseURL+"/chat/completions", bytes.NewReader(body))
 	if err != nil {
 		return agent.Response{}, &agent.ProviderError{Message: "cannot build the request: " + oneLine(err.Error())}, false
 	}
@@ -260,6 +263,11 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(agent.
 	// Text waits in acc only while the read buffer holds more chunks: it
 	// is handed on before every read from the network.
 	stream := &streamBody{r: hresp.Body, flush: acc.flush, pace: p.cfg.ReadPace, ctx: actx}
+	// An HTTP/1.1 connection is this response's alone until its body is
+	// closed; HTTP/2 shares one among streams.
+	if p.cfg.ReadPace > 0 && hresp.ProtoMajor == 1 && conn != nil {
+		stream.quiet = quieter(conn)
+	}
 	defer stream.close()
 	events := newEventReader(stream, wd)
 	done := actx.Done()
