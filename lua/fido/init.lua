@@ -268,6 +268,8 @@ function M.statusline(width)
   return l .. "  %=" .. r
 end
 
+local hints_width -- of layout.INPUT_HINTS, measured once (input_status runs on every redraw)
+
 --- The input window's statusline ends with this. With a global statusline
 --- (laststatus=3) the transcript's is seen only while the transcript is the
 --- current window, so the input's shows the same status beside its hints,
@@ -276,8 +278,8 @@ function M.input_status()
   if vim.o.laststatus ~= 3 then
     return ""
   end
-  local hints = vim.fn.strdisplaywidth(require("fido.layout").INPUT_HINTS)
-  local l, r = fit(math.max(20, vim.o.columns - hints - 2))
+  hints_width = hints_width or vim.fn.strdisplaywidth(require("fido.layout").INPUT_HINTS)
+  local l, r = fit(math.max(20, vim.o.columns - hints_width - 2))
   return l .. "  " .. r
 end
 
