@@ -436,8 +436,8 @@ func TestFidoBuffersKeepNoUndoHistory(t *testing.T) {
 	n.WaitFor(t, `vim.fn.bufnr("fido://plan") > 0 and vim.api.nvim_buf_line_count(vim.fn.bufnr("fido://plan")) > 3`, 5*time.Second)
 	for _, name := range []string{"fido://transcript", "fido://plan"} {
 		var entries int
-		n.Lua(t, &entries, `local b = vim.fn.bufnr(...)
-return #vim.api.nvim_buf_call(b, vim.fn.undotree).entries + vim.api.nvim_buf_call(b, vim.fn.undotree).seq_last`, name)
+		n.Lua(t, &entries, `local u = vim.api.nvim_buf_call(vim.fn.bufnr(...), vim.fn.undotree)
+return #u.entries + u.seq_last`, name)
 		assert.Zero(t, entries, "%s keeps no undo history", name)
 	}
 	var inputLevels int

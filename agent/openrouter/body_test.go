@@ -43,6 +43,14 @@ func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+// trust is a pool holding srv's TLS certificate.
+func trust(t *testing.T, srv *llmtest.Server) *x509.CertPool {
+	t.Helper()
+	roots := x509.NewCertPool()
+	require.True(t, roots.AppendCertsFromPEM(srv.CertPEM()))
+	return roots
+}
+
 // enqueueSlowStream scripts 100 pieces 4 ms apart and returns their text.
 func enqueueSlowStream(srv *llmtest.Server) string {
 	r := llmtest.Reply().Pace(4 * time.Millisecond)
@@ -83,9 +91,7 @@ func TestReadPaceReadsASlowStreamInBatches(t *testing.T) {
 func TestReadPaceOverTLSAndHTTP2(t *testing.T) {
 	srv := llmtest.NewTLSServer(t)
 	want := enqueueSlowStream(srv)
-	roots := x509.NewCertPool()
-	require.True(t, roots.AppendCertsFromPEM(srv.CertPEM()))
-	base := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}
+	base := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: trust(t, srv)}, ForceAttemptHTTP2: true}
 	t.Cleanup(base.CloseIdleConnections)
 	var reads atomic.Int32
 	p := New(Config{BaseURL: srv.URL(), APIKey: testKey, ReadPace: 40 * time.Millisecond,
@@ -119,13 +125,11 @@ func TestDefaultTransportSpeaksHTTP1(t *testing.T) {
 	if resp, err := http.DefaultClient.Get(srv.URL() + "/models"); err == nil {
 		resp.Body.Close()
 	}
-	roots := x509.NewCertPool()
-	require.True(t, roots.AppendCertsFromPEM(srv.CertPEM()))
 	tr := NewTransport()
 	if tr.TLSClientConfig == nil {
 		tr.TLSClientConfig = &tls.Config{}
 	}
-	tr.TLSClientConfig.RootCAs = roots
+	tr.TLSClientConfig.RootCAs = trust(t, srv)
 	t.Cleanup(tr.CloseIdleConnections)
 	p := New(Config{BaseURL: srv.URL(), APIKey: testKey, ReadPace: 10 * time.Millisecond, HTTPClient: &http.Client{Transport: tr}})
 	resp, err := p.Stream(context.Background(), userRequest("hi"), func(agent.Delta) {})
