@@ -72,7 +72,10 @@ function M.log_path()
       return dir .. "/fido.log"
     end
   end
-  return vim.fn.tempname() .. "-fido.log"
+  -- One name for the session: the log is reopened at each rotation, and
+  -- the notice after a crash names it.
+  state.temp_log = state.temp_log or (vim.fn.tempname() .. "-fido.log")
+  return state.temp_log
 end
 
 local function open_log()
