@@ -3,7 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
-	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -51,11 +51,18 @@ type ReviewItem struct {
 	Abs  string
 	Line int
 	Text string
+	// Edited marks a hunk someone else changed since Fido wrote it.
+	Edited bool
 }
 
+// reviewState is the open review's range of changes: the conversation's
+// newest turn that changed files (turn), or all of it. Reverts made from
+// the review are recorded in the same range, so the review, computed
+// again from the undo log and the disk after each one, no longer shows
+// what they put back.
 type reviewState struct {
-	all   bool
-	files []*workspace.ChangedFile
+	all  bool
+	turn int
 }
 
 func (s *Session) conversationID() string {
@@ -81,8 +88,10 @@ func (s *Session) Review(req ReviewRequest) {
 }
 
 // changesOf returns the undo entries of this conversation: all of them, or
-// those of its newest turn that changed files.
-func (s *Session) changesOf(all bool) []workspace.UndoEntry {
+// those of its newest turn that changed files (reviews and rewinds do not
+// count as changing files, but their entries of that turn are included),
+// and that turn.
+func (s *Session) changesOf(all bool) ([]workspace.UndoEntry, int) {
 	s.mu.Lock()
 	id := s.id
 	s.mu.Unlock()
@@ -93,22 +102,39 @@ func (s *Session) changesOf(all bool) []workspace.UndoEntry {
 			continue
 		}
 		mine = append(mine, e)
-		newest = max(newest, e.Turn)
+		if e.Tool != "review" && e.Tool != "rewind" {
+			newest = max(newest, e.Turn)
+		}
 	}
 	if all {
-		return mine
+		return mine, newest
 	}
+	return entriesOfTurn(mine, newest), newest
+}
+
+func entriesOfTurn(entries []workspace.UndoEntry, turn int) []workspace.UndoEntry {
 	var out []workspace.UndoEntry
-	for _, e := range mine {
-		if e.Turn == newest {
+	for _, e := range entries {
+		if e.Turn == turn {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
+// reviewed computes the files of the review rv from the undo log and the disk now.
+func (s *Session) reviewed(rv reviewState) ([]*workspace.ChangedFile, []string) {
+	entries, _ := s.changesOf(true)
+	if !rv.all {
+		entries = entriesOfTurn(entries, rv.turn)
+	}
+	return s.cfg.Workspace.ChangedFiles(entries)
+}
+
 func (s *Session) openReview(all bool) {
-	files, notes := s.cfg.Workspace.ChangedFiles(s.changesOf(all))
+	_, turn := s.changesOf(all)
+	rv := reviewState{all: all, turn: turn}
+	files, notes := s.reviewed(rv)
 	if len(files) == 0 {
 		msg := "no file changes of Fido's to review in this conversation"
 		if len(notes) > 0 {
@@ -118,12 +144,15 @@ func (s *Session) openReview(all bool) {
 		return
 	}
 	s.mu.Lock()
-	s.review = &reviewState{all: all, files: files}
+	s.review = &rv
 	s.mu.Unlock()
 	v := reviewView(files, all)
 	v.Notes = notes
 	s.ui.OpenReview(v)
 }
+
+// editedMark ends the quickfix text of a hunk someone else changed since.
+const editedMark = " (edited since Fido's change)"
 
 func reviewView(files []*workspace.ChangedFile, all bool) ReviewView {
 	v := ReviewView{Title: "Fido review: newest turn"}
@@ -131,29 +160,36 @@ func reviewView(files []*workspace.ChangedFile, all bool) ReviewView {
 		v.Title = "Fido review: whole conversation"
 	}
 	for _, f := range files {
-		v.Files = append(v.Files, ReviewFile{Path: f.Path, Abs: f.Abs, Before: bufferLines(f.Before),
-			BeforeExists: f.BeforeExists, Exists: f.BaseExists})
-		for _, h := range f.Hunks() {
-			text := fmt.Sprintf("+%d -%d", h.B1-h.B0, h.A1-h.A0)
-			switch {
-			case f.Created():
-				text += " (new file)"
-			case f.Deleted():
-				text += " (deleted file)"
+		v.Files = append(v.Files, ReviewFile{Path: f.Path, Abs: f.Abs, Before: bufferLines(f.BeforeLines()),
+			BeforeExists: f.BeforeExists, Exists: f.Exists})
+		whole := ""
+		switch {
+		case f.Created():
+			whole = " (new file)"
+		case f.Deleted():
+			whole = " (deleted file)"
+		}
+		if len(f.Hunks) == 0 { // an empty file created or deleted
+			v.Items = append(v.Items, ReviewItem{Path: f.Path, Abs: f.Abs, Line: 1, Text: "+0 -0" + whole})
+		}
+		for _, h := range f.Hunks {
+			text := fmt.Sprintf("+%d -%d", h.End-h.Start, len(h.Before)) + whole
+			if h.Edited {
+				text += editedMark
 			}
-			v.Items = append(v.Items, ReviewItem{Path: f.Path, Abs: f.Abs, Line: max(h.B0+1, 1), Text: text})
+			v.Items = append(v.Items, ReviewItem{Path: f.Path, Abs: f.Abs, Line: max(h.Start+1, 1), Text: text, Edited: h.Edited})
 		}
 	}
 	return v
 }
 
 // bufferLines splits content the way a buffer shows it.
-func bufferLines(b []byte) []string {
-	lines := workspace.SplitLines(b)
+func bufferLines(lines []string) []string {
+	out := make([]string, len(lines))
 	for i, l := range lines {
-		lines[i] = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
+		out[i] = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
 	}
-	return lines
+	return out
 }
 
 func (s *Session) revertFromReview(req ReviewRequest) {
@@ -169,14 +205,22 @@ func (s *Session) revertFromReview(req ReviewRequest) {
 		fail("a turn is running; wait for it or cancel it first")
 		return
 	}
+	if !rv.all {
+		tag.Turn = rv.turn // the revert belongs to the reviewed turn
+	}
+	files, _ := s.reviewed(*rv)
 	var f *workspace.ChangedFile
-	for _, c := range rv.files {
+	for _, c := range files {
 		if c.Path == req.Path || c.Abs == req.Path {
 			f = c
 		}
 	}
 	if f == nil {
-		fail(fmt.Sprintf("%s is not part of this review", req.Path))
+		name := req.Path
+		if filepath.IsAbs(name) {
+			name = s.cfg.Workspace.Sandbox.Rel(name)
+		}
+		fail(fmt.Sprintf("no change of Fido's is left in %s (the quickfix list shows where they are)", name))
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -187,15 +231,8 @@ func (s *Session) revertFromReview(req ReviewRequest) {
 	if req.Whole {
 		desc, err = ws.RevertFile(ctx, f, tag)
 	} else {
-		var cur []byte
-		if !req.InBefore {
-			cur, err = os.ReadFile(f.Abs)
-		}
-		i := -1
-		if err == nil {
-			i, err = f.FindHunk(req.Line, req.InBefore, cur)
-		}
-		if err == nil {
+		var i int
+		if i, err = f.FindHunk(req.Line, req.InBefore); err == nil {
 			desc, err = ws.RevertHunk(ctx, f, i, tag)
 		}
 	}
@@ -211,7 +248,8 @@ func (s *Session) revertFromReview(req ReviewRequest) {
 	s.revertNotes = append(s.revertNotes, note)
 	s.mu.Unlock()
 	s.ui.Notice("reverted " + note)
-	v := reviewView(rv.files, rv.all)
-	v.Refresh = true
+	files, notes := s.reviewed(*rv)
+	v := reviewView(files, rv.all)
+	v.Notes, v.Refresh = notes, true
 	s.ui.OpenReview(v)
 }

@@ -40,7 +40,7 @@ func (s *Session) rewind() {
 		s.ui.Notice("/rewind: no message to go back to yet")
 		return
 	}
-	entries := s.changesOf(true)
+	entries, _ := s.changesOf(true)
 	labels := make([]string, len(turns))
 	for i, t := range turns {
 		labels[i] = turnLabel(t.msg, filesAfter(entries, t.msg.Turn))

@@ -48,6 +48,8 @@ type reviewItemView struct {
 	Abs  string `msgpack:"filename"`
 	Line int    `msgpack:"lnum"`
 	Text string `msgpack:"text"`
+	// Type is the quickfix type: "W" for a hunk edited since, else "".
+	Type string `msgpack:"type"`
 }
 
 type reviewViewMsg struct {
@@ -64,7 +66,8 @@ func (u *UI) OpenReview(v agent.ReviewView) {
 	if u.prompts == nil {
 		return
 	}
-	msg := reviewViewMsg{Title: v.Title, Notes: v.Notes, Refresh: v.Refresh, Files: []reviewFileView{}, Items: []reviewItemView{}}
+	// Every list is sent as a list, never nil (vim.NIL in Lua).
+	msg := reviewViewMsg{Title: v.Title, Notes: append([]string{}, v.Notes...), Refresh: v.Refresh, Files: []reviewFileView{}, Items: []reviewItemView{}}
 	for _, f := range v.Files {
 		before := f.Before
 		if before == nil {
@@ -73,7 +76,11 @@ func (u *UI) OpenReview(v agent.ReviewView) {
 		msg.Files = append(msg.Files, reviewFileView{Path: f.Path, Abs: f.Abs, Before: before, BeforeExists: f.BeforeExists, Exists: f.Exists})
 	}
 	for _, it := range v.Items {
-		msg.Items = append(msg.Items, reviewItemView{Path: it.Path, Abs: it.Abs, Line: it.Line, Text: it.Text})
+		item := reviewItemView{Path: it.Path, Abs: it.Abs, Line: it.Line, Text: it.Text}
+		if it.Edited {
+			item.Type = "W"
+		}
+		msg.Items = append(msg.Items, item)
 	}
 	go func() { _ = u.prompts.exec(`require("fido.review").open(...)`, msg) }()
 }

@@ -363,9 +363,9 @@ func TestE2EFidoReviewAndRevert(t *testing.T) {
 }
 
 // /rewind to the second of three file-changing turns with "Conversation and
-// files": the files are as after turn 1 (a file the user edited since is
-// skipped and named), the next request ends before the second message, and
-// its text is back in the input.
+// files": the files are as after turn 1 (a file where the user edited
+// Fido's line since is skipped and named), the next request ends before the
+// second message, and its text is back in the input.
 func TestE2ERewindConversationAndFiles(t *testing.T) {
 	f := startFido(t, "")
 	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "a.txt"), []byte("v0\n"), 0o644))
@@ -402,7 +402,7 @@ end`)
 	assert.NoFileExists(t, filepath.Join(f.Dir, "c.txt"))
 	assert.Equal(t, "b3 and the user\n", f.disk(t, "b.txt"), "the user's edit is never overwritten")
 	text := f.transcript(t)
-	assert.Contains(t, text, "will skip (never overwritten): b.txt: changed since Fido's last change")
+	assert.Contains(t, text, "will skip (never overwritten): b.txt: line 1 was edited after Fido's change (kept as it is)")
 	assert.Contains(t, text, "restored a.txt")
 	assert.Contains(t, text, "deleted c.txt")
 	assert.Contains(t, text, "the plan is left as it is")

@@ -163,13 +163,27 @@ local function pair(win)
   end
 end
 
+-- A list from the host, or {} when it is missing or vim.NIL (a nil list
+-- from Go arrives as vim.NIL, which # and ipairs reject).
+local function list(v)
+  return type(v) == "table" and v or {}
+end
+
 --- Opens the review tab for view (from the host), or updates the open one
 --- (view.refresh: after a revert). Scheduled.
 function M.open(view)
   vim.schedule(function()
+    view.files, view.notes = list(view.files), list(view.notes)
+    for _, f in ipairs(view.files) do
+      f.before = list(f.before)
+    end
     local items = {}
-    for _, it in ipairs(view.items) do
-      table.insert(items, { filename = it.filename, lnum = it.lnum, col = 1, text = it.text })
+    for _, it in ipairs(list(view.items)) do
+      local item = { filename = it.filename, lnum = it.lnum, col = 1, text = it.text }
+      if type(it.type) == "string" and it.type ~= "" then
+        item.type = it.type
+      end
+      table.insert(items, item)
     end
     if view.refresh then
       if not (review.tab and api.nvim_tabpage_is_valid(review.tab)) then
@@ -231,7 +245,7 @@ function M.open(view)
     api.nvim_set_current_win(filewin)
     vim.cmd("cc 1")
     pair(filewin)
-    if #(view.notes or {}) > 0 then
+    if #view.notes > 0 then
       vim.notify("Fido review: " .. table.concat(view.notes, "; "), vim.log.levels.WARN, { title = "Fido" })
     end
   end)

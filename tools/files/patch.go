@@ -247,6 +247,11 @@ func (t *PatchTool) apply(op patchOp, abs string, inv tools.Invocation) (string,
 			return "", entry, errors.New(workspace.ErrorText(t.ws, filepath.Dir(abs), err))
 		}
 		entry.After = workspace.ContentHash(content)
+		var prior []byte
+		if entry.Prior != nil {
+			prior, _ = workspace.PriorBytes(entry)
+		}
+		workspace.SetWroteAll(&entry, prior, content)
 		t.ws.BeginUndo(&entry)
 		if err := t.ws.Sandbox.WriteFileAtomic(abs, content, perm); err != nil {
 			t.ws.AbortUndo(entry)
@@ -281,6 +286,7 @@ func (t *PatchTool) apply(op patchOp, abs string, inv tools.Invocation) (string,
 		return "", entry, err
 	}
 	entry.After = workspace.ContentHash(out)
+	workspace.SetWrote(&entry, data, out)
 	t.ws.BeginUndo(&entry)
 	if err := t.ws.Sandbox.WriteFileAtomic(abs, out, perm); err != nil {
 		t.ws.AbortUndo(entry)

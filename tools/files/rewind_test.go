@@ -15,9 +15,9 @@ import (
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
-// A rewind puts each file back to its state before the oldest entry, newest
-// chain first; a file edited since, one with unsaved changes and one rmdir
-// deleted are skipped and named, never overwritten.
+// A rewind puts back Fido's changes since the rewind point in each file;
+// a file whose Fido line the user edited since, one with unsaved changes
+// and one rmdir deleted are skipped and named, never overwritten.
 func TestPlanAndApplyRewind(t *testing.T) {
 	ws, ed := toolstest.Workspace(t, map[string]string{"a.txt": "a0\n", "b.txt": "b0\n", "u.txt": "u0\n", "gone/x": "x\n"})
 	reg, err := tools.NewRegistry(Tools(ws)...)
@@ -46,7 +46,7 @@ func TestPlanAndApplyRewind(t *testing.T) {
 	assert.Contains(t, plan.Skipped, "a.txt: its buffer has unsaved changes")
 	ed.Unsaved = map[string]bool{}
 	plan = ws.PlanRewind(context.Background(), since2)
-	assert.ElementsMatch(t, []string{"u.txt: changed since Fido's last change (kept as it is)", "gone/: rmdir does not keep the files it deleted"}, plan.Skipped)
+	assert.ElementsMatch(t, []string{"u.txt: line 1 was edited after Fido's change (kept as it is)", "gone/: rmdir does not keep the files it deleted"}, plan.Skipped)
 	done, failed := ws.ApplyRewind(context.Background(), plan, workspace.UndoEntry{Conv: "c", Turn: 3})
 	assert.Empty(t, failed)
 	assert.ElementsMatch(t, []string{"restored a.txt", "deleted n.txt", "restored b.txt", "removed emptydir/"}, done)

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,67 +11,82 @@ import (
 	"strings"
 )
 
-// ChangedFile is one file a range of Fido's changes touched, for review:
-// its content before the first change of the range, and its content now.
+// ChangedFile is one file a range of Fido's changes touched, as a review
+// sees it: the regions Fido wrote that are still there, told apart from
+// everyone else's edits by what the undo log says each change wrote (not
+// by a diff of the file against its content before Fido).
 type ChangedFile struct {
-	Path         string // workspace-relative
-	Abs          string
-	Before       []byte
+	Path string // workspace-relative
+	Abs  string
+	// BeforeExists says the file existed before the range's first change.
 	BeforeExists bool
-	// Base is the file as the review compares it: Fido's result (the disk
-	// when the review opened), minus the hunks reverted since.
-	Base       []byte
-	BaseExists bool
+	// Exists says it exists now; Lines is its content now.
+	Exists bool
+	Lines  []string
+	// Hunks are Fido's regions of Lines, in order.
+	Hunks []FidoHunk
+	// FidoDeleted says Fido's last change deleted the file and it is
+	// still absent.
+	FidoDeleted bool
+	// Others says someone else (the user, another program or
+	// conversation) changed the file during or after the range.
+	Others bool
+	// Mode is the file's permission bits before the range (0: unknown).
+	Mode fs.FileMode
+	// disk is the hash of the content read ("" when absent), so a revert
+	// writes only over what the review saw.
+	disk string
 }
 
-// Hunks are the changes from Before to Base (A: before, B: base lines).
-func (f *ChangedFile) Hunks() []Hunk { return DiffLines(SplitLines(f.Before), SplitLines(f.Base)) }
-
 // Created and Deleted say what Fido did to the file as a whole.
-func (f *ChangedFile) Created() bool { return !f.BeforeExists && f.BaseExists }
-func (f *ChangedFile) Deleted() bool { return f.BeforeExists && !f.BaseExists }
+func (f *ChangedFile) Created() bool { return !f.BeforeExists && f.Exists }
+func (f *ChangedFile) Deleted() bool { return f.BeforeExists && f.FidoDeleted }
 
-// ChangedFiles collects the files changed by entries (newest first, as the
-// undo log gives them), each with its content before the oldest entry and
-// its content on disk now, sorted by path. Files whose prior content was not
-// kept, directories, and files that are now as they were are left out; notes
-// say why for the first two.
-func (ws *Workspace) ChangedFiles(entries []UndoEntry) (files []*ChangedFile, notes []string) {
-	oldest := map[string]UndoEntry{}
-	for _, e := range entries {
-		oldest[e.Path] = e // the last one seen is the oldest
+// BeforeLines is the file without Fido's changes: every hunk put back as
+// it was, everyone else's lines as they are now.
+func (f *ChangedFile) BeforeLines() []string {
+	if !f.BeforeExists {
+		return nil
 	}
-	for rel, e := range oldest {
-		abs, err := ws.Sandbox.Resolve(rel)
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("%s: %v", rel, err))
-			continue
+	return RevertHunks(f.Lines, f.Hunks, nil)
+}
+
+// Edited says whether someone else changed one of Fido's hunks since.
+func (f *ChangedFile) Edited() bool {
+	for _, h := range f.Hunks {
+		if h.Edited {
+			return true
 		}
-		f := &ChangedFile{Path: rel, Abs: abs}
-		switch e.Op {
-		case "create":
-		case "overwrite", "edit", "rm":
-			prior, err := PriorBytes(e)
-			if err != nil {
-				notes = append(notes, fmt.Sprintf("%s: %v", rel, err))
-				continue
-			}
-			f.Before, f.BeforeExists = prior, true
-		default: // mkdir, rmdir: no file content to review
-			if e.Op == "rmdir" {
+	}
+	return false
+}
+
+// ChangedFiles reviews the files changed by entries (newest first, as the
+// undo log gives them), sorted by path. Files where nothing of Fido's is
+// left, directories, and files whose history the log cannot tell are left
+// out; notes say why for the last two and for files deleted since.
+func (ws *Workspace) ChangedFiles(entries []UndoEntry) (files []*ChangedFile, notes []string) {
+	byPath, order := chainsOf(entries)
+	for _, rel := range order {
+		chain := byPath[rel]
+		if dirOp(chain) {
+			if chain[0].Op == "rmdir" || chain[len(chain)-1].Op == "rmdir" {
 				notes = append(notes, fmt.Sprintf("%s/: rmdir does not keep the files it deleted", rel))
 			}
 			continue
 		}
-		data, err := ws.Sandbox.ReadFile(abs, maxRevertRead)
-		switch {
-		case err == nil:
-			f.Base, f.BaseExists = data, true
-		case !errors.Is(err, fs.ErrNotExist):
-			notes = append(notes, ErrorText(ws, abs, err))
+		f, err := ws.ChangedFile(rel, chain)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s: %v", rel, err))
 			continue
 		}
-		if f.BeforeExists == f.BaseExists && string(f.Before) == string(f.Base) {
+		switch {
+		case !f.Exists && !f.FidoDeleted:
+			if f.BeforeExists {
+				notes = append(notes, fmt.Sprintf("%s: deleted since Fido's change", rel))
+			}
+			continue
+		case len(f.Hunks) == 0 && !f.Created() && !f.Deleted():
 			continue
 		}
 		files = append(files, f)
@@ -80,141 +96,219 @@ func (ws *Workspace) ChangedFiles(entries []UndoEntry) (files []*ChangedFile, no
 	return files, notes
 }
 
-// HunkRange describes a hunk in words for the model: the lines it covers
-// in Fido's version.
-func HunkRange(h Hunk) string {
-	switch {
-	case h.B1-h.B0 > 1:
-		return fmt.Sprintf("lines %d-%d", h.B0+1, h.B1)
-	case h.B1-h.B0 == 1:
-		return fmt.Sprintf("line %d", h.B0+1)
+// chainsOf groups entries (newest first) by path, each chain oldest first.
+func chainsOf(entries []UndoEntry) (map[string][]UndoEntry, []string) {
+	byPath := map[string][]UndoEntry{}
+	var order []string
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if _, ok := byPath[e.Path]; !ok {
+			order = append(order, e.Path)
+		}
+		byPath[e.Path] = append(byPath[e.Path], e)
 	}
-	return fmt.Sprintf("the lines deleted after line %d", h.B0)
+	return byPath, order
 }
 
-// FindHunk picks the hunk at (or next to) a one-based line: of the current
-// file (mapped through the user's edits since), or of the before-state when
-// inBefore.
-func (f *ChangedFile) FindHunk(line int, inBefore bool, current []byte) (int, error) {
-	hunks := f.Hunks()
-	if len(hunks) == 0 {
-		return -1, errors.New("no change of Fido's is left in this file")
+func dirOp(chain []UndoEntry) bool {
+	for _, e := range chain {
+		if e.Op == "mkdir" || e.Op == "rmdir" {
+			return true
+		}
+	}
+	return false
+}
+
+// version is a file's state: its content, or absent.
+type version struct {
+	data   []byte
+	exists bool
+}
+
+func (v version) same(w version) bool { return v.exists == w.exists && bytes.Equal(v.data, w.data) }
+
+// priorOf is the file before e's change.
+func priorOf(e UndoEntry) (version, error) {
+	if e.Op == "create" {
+		return version{}, nil
+	}
+	prior, err := PriorBytes(e)
+	if err != nil {
+		return version{}, fmt.Errorf("the content before Fido's %s was not kept (%v)", e.Op, err)
+	}
+	return version{prior, true}, nil
+}
+
+// ChangedFile follows the file rel through chain (its undo entries, oldest
+// first) and the disk now: each entry's prior content and what it wrote
+// are Fido's versions, every difference between one entry's result and the
+// next one's prior content (or the disk) is someone else's change. It
+// fails when the log does not hold enough to tell them apart.
+func (ws *Workspace) ChangedFile(rel string, chain []UndoEntry) (*ChangedFile, error) {
+	abs, err := ws.Sandbox.Resolve(rel)
+	if err != nil {
+		return nil, err
+	}
+	f := &ChangedFile{Path: rel, Abs: abs}
+	data, err := ws.Sandbox.ReadFile(abs, maxRevertRead)
+	disk := version{data, err == nil}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, errors.New(ErrorText(ws, abs, err))
+	}
+	if len(chain) == 0 {
+		return nil, errors.New("no change of Fido's")
+	}
+	before, err := priorOf(chain[0])
+	if err != nil {
+		return nil, err
+	}
+	cur := before
+	var steps []Step
+	for k, e := range chain {
+		prior, err := priorOf(e)
+		if err != nil {
+			return nil, err
+		}
+		if !prior.same(cur) {
+			steps = append(steps, Step{Lines: SplitLines(prior.data)})
+			f.Others = true
+		}
+		next := disk
+		if k+1 < len(chain) {
+			if next, err = priorOf(chain[k+1]); err != nil {
+				return nil, err
+			}
+		}
+		var after version
+		if e.Op != "rm" {
+			wrote, ok := WroteBytes(e, prior.data)
+			switch {
+			case ok:
+				after = version{wrote, true}
+			case e.After != "" && next.exists && ContentHash(next.data) == e.After:
+				after = next
+			default:
+				return nil, errors.New("the undo log does not say what Fido wrote (an entry of an older Fido, or its content was dropped) and the file was changed since; compare it by hand")
+			}
+		}
+		if e.Pending && !next.same(after) && next.same(prior) {
+			continue // Fido stopped before making this change
+		}
+		steps = append(steps, Step{Lines: SplitLines(after.data), Fido: true})
+		cur = after
+	}
+	if !disk.same(cur) {
+		steps = append(steps, Step{Lines: SplitLines(disk.data)})
+		f.Others = true
+	}
+	f.BeforeExists, f.Exists, f.FidoDeleted = before.exists, disk.exists, !cur.exists && !disk.exists
+	f.Mode = chain[0].PriorMode
+	f.Lines = SplitLines(disk.data)
+	f.Hunks = TrackHunks(SplitLines(before.data), steps)
+	if disk.exists {
+		f.disk = ContentHash(disk.data)
+	}
+	return f, nil
+}
+
+// FindHunk picks the hunk at a one-based line: of the file now, or of its
+// before-state (BeforeLines) when inBefore. A hunk that deleted lines is
+// at the lines on either side of the point.
+func (f *ChangedFile) FindHunk(line int, inBefore bool) (int, error) {
+	if len(f.Hunks) == 0 {
+		return -1, fmt.Errorf("no change of Fido's is left in %s", f.Path)
 	}
 	l := line - 1
-	if !inBefore {
-		// Map the line of the current file to the base.
-		mapped, ok := mapLine(DiffLines(SplitLines(f.Base), SplitLines(current)), l)
-		if !ok {
-			return -1, fmt.Errorf("line %d was edited after Fido's change; nothing to revert there", line)
-		}
-		l = mapped
-	}
-	best, dist := -1, 2
-	for i, h := range hunks {
-		from, to := h.B0, h.B1
+	best := -1
+	for i, h := range f.Hunks {
+		from, to := h.Start, h.End
 		if inBefore {
-			from, to = h.A0, h.A1
+			from, to = BeforeRange(f.Hunks, i)
 		}
-		var d int
 		switch {
-		case to == from: // a deletion point: the lines around it are on it
-			d = min(absInt(l-from), absInt(l-from+1))
-		case l < from:
-			d = from - l
-		case l >= to:
-			d = l - to + 1
-		}
-		if d < dist {
-			best, dist = i, d
+		case from < to && l >= from && l < to:
+			return i, nil // inside: the best there is
+		case from == to && (l == from-1 || l == from) && best < 0:
+			best = i
 		}
 	}
 	if best < 0 {
-		return -1, fmt.Errorf("no change of Fido's at line %d (the quickfix list shows where they are)", line)
+		return -1, fmt.Errorf("no change of Fido's at %s line %d (the quickfix list shows where they are)", f.Path, line)
 	}
 	return best, nil
 }
 
-func absInt(n int) int {
-	if n < 0 {
-		return -n
+// current checks that f's file is still what the review read and has no
+// unsaved buffer, and returns its content.
+func (ws *Workspace) current(ctx context.Context, f *ChangedFile) ([]byte, error) {
+	if err := ws.ModifiedError(ctx, f.Abs); err != nil {
+		return nil, err
 	}
-	return n
+	cur, err := ws.Sandbox.ReadFile(f.Abs, maxRevertRead)
+	switch {
+	case err == nil:
+		if ContentHash(cur) == f.disk && f.Exists {
+			return cur, nil
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		if !f.Exists {
+			return nil, nil
+		}
+	default:
+		return nil, errors.New(ErrorText(ws, f.Abs, err))
+	}
+	return nil, fmt.Errorf("%s changed on disk while Fido was reverting; nothing was changed: try again", f.Path)
 }
 
-// mapLine maps a line of b to a of the diff a→b; ok is false inside a change.
-func mapLine(hunks []Hunk, l int) (int, bool) {
-	shift := 0
-	for _, h := range hunks {
-		if l < h.B0 {
-			break
-		}
-		if l < h.B1 {
-			return 0, false
-		}
-		shift = h.A1 - h.B1
-	}
-	return l + shift, true
-}
-
-// RevertHunk puts hunk i of f back as it was before Fido's change, keeping
-// every other change in the file, the user's edits since included (a 3-way
-// merge: base = Fido's result, ours = the disk). When the user edited the
-// hunk itself since, it refuses. The file is written atomically, its
-// buffer reloaded, the revert recorded in the undo log with tag's Conv and
-// Turn; f.Base loses the hunk. It returns the hunk's description.
+// RevertHunk puts Fido's hunk i of f back as it was before Fido's change
+// and leaves every other line as it is now: the other hunks, and everyone
+// else's edits. A hunk someone else edited since is refused (its lines are
+// no longer Fido's alone). For a file Fido created or deleted it reverts
+// the whole file (RevertFile). The file is written atomically, its buffer
+// reloaded, the revert recorded in the undo log with tag's Conv and Turn.
+// It returns the hunk's place in words.
 func (ws *Workspace) RevertHunk(ctx context.Context, f *ChangedFile, i int, tag UndoEntry) (string, error) {
-	hunks := f.Hunks()
-	if i < 0 || i >= len(hunks) {
+	if i < 0 || i >= len(f.Hunks) {
 		return "", errors.New("that change is no longer there")
 	}
-	h := hunks[i]
-	if err := ws.ModifiedError(ctx, f.Abs); err != nil {
-		return "", err
+	h := f.Hunks[i]
+	if h.Edited {
+		return "", fmt.Errorf("%s %s was edited after Fido's change, so it is no longer Fido's alone; nothing was changed (revert it by hand: the review shows the text before Fido beside it)", f.Path, LinesText(h))
 	}
-	cur, err := ws.Sandbox.ReadFile(f.Abs, maxRevertRead)
+	if f.Created() || f.Deleted() {
+		return ws.RevertFile(ctx, f, tag)
+	}
+	cur, err := ws.current(ctx, f)
 	if err != nil {
-		return "", errors.New(ErrorText(ws, f.Abs, err))
-	}
-	before, base, now := SplitLines(f.Before), SplitLines(f.Base), SplitLines(cur)
-	start := h.B0
-	for _, g := range DiffLines(base, now) {
-		touches := g.A0 < h.B1 && g.A1 > h.B0 || // overlaps the hunk
-			g.A0 == g.A1 && g.A0 > h.B0 && g.A0 < h.B1 || // inserted inside it
-			h.B0 == h.B1 && g.A0 <= h.B0 && g.A1 >= h.B0 && g.A1 > g.A0 // edits where Fido deleted
-		if touches {
-			return "", fmt.Errorf("%s %s was edited after Fido's change; revert it by hand (or with :FidoRevert! for the whole file)", f.Path, HunkRange(h))
-		}
-		if g.A1 <= h.B0 && (g.A0 < h.B0 || g.A0 == g.A1) {
-			start += (g.B1 - g.B0) - (g.A1 - g.A0)
-		}
-	}
-	out := strings.Join(now[:start], "") + strings.Join(before[h.A0:h.A1], "") + strings.Join(now[start+h.B1-h.B0:], "")
-	if err := ws.writeReverted(f, cur, []byte(out), true, tag); err != nil {
 		return "", err
 	}
-	f.Base = []byte(strings.Join(base[:h.B0], "") + strings.Join(before[h.A0:h.A1], "") + strings.Join(base[h.B1:], ""))
+	out := RevertHunks(f.Lines, f.Hunks, func(j int) bool { return j != i })
+	if err := ws.writeReverted(f, cur, []byte(strings.Join(out, "")), true, tag); err != nil {
+		return "", err
+	}
 	ws.Reload(ctx, []string{f.Abs})
-	return HunkRange(h), nil
+	return LinesText(h), nil
 }
 
-// RevertFile puts the whole file back as it was before Fido's changes: a
-// file Fido created is deleted, one it deleted is restored. It refuses when
-// the user changed the file since the review opened (their edits would be
-// lost). It returns a description.
+// RevertFile puts back every hunk of Fido's in f and leaves everyone
+// else's lines as they are now: a file Fido created is deleted, one it
+// deleted is restored. It refuses, changing nothing, when someone else
+// edited one of Fido's hunks, or changed a file Fido created (deleting it
+// would lose their lines). It returns a description.
 func (ws *Workspace) RevertFile(ctx context.Context, f *ChangedFile, tag UndoEntry) (string, error) {
-	if err := ws.ModifiedError(ctx, f.Abs); err != nil {
+	if f.Edited() {
+		return "", fmt.Errorf("%s: %s edited after Fido's change; nothing was changed. Revert Fido's other hunks one by one (:FidoRevert), or edit the file by hand", f.Path, editedText(f.Hunks))
+	}
+	if f.Created() && f.Others {
+		return "", fmt.Errorf("%s: Fido created it and it was changed since by someone else, so deleting it would lose their lines; nothing was changed (delete it by hand if you want it gone)", f.Path)
+	}
+	cur, err := ws.current(ctx, f)
+	if err != nil {
 		return "", err
 	}
-	cur, err := ws.Sandbox.ReadFile(f.Abs, maxRevertRead)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", errors.New(ErrorText(ws, f.Abs, err))
-	}
-	if exists != f.BaseExists || string(cur) != string(f.Base) {
-		return "", fmt.Errorf("%s was changed after Fido's change (or after the review opened); revert single hunks (:FidoRevert), or reopen :FidoReview", f.Path)
-	}
 	desc := "the whole file, as it was before Fido's changes"
-	if !f.BeforeExists {
+	switch {
+	case f.Created():
 		desc = "the file Fido created (deleted it)"
 		if err := ws.Sandbox.Remove(f.Abs); err != nil {
 			return "", errors.New(ErrorText(ws, f.Abs, err))
@@ -223,31 +317,32 @@ func (ws *Workspace) RevertFile(ctx context.Context, f *ChangedFile, tag UndoEnt
 		e.Tool, e.Op, e.Path = "review", "rm", f.Path
 		PriorContent(&e, cur)
 		ws.Record(e)
-	} else {
-		if !exists {
-			desc = "the file Fido deleted (restored it)"
-			if _, err := ws.Sandbox.MkdirAll(filepath.Dir(f.Abs), 0o755); err != nil {
-				return "", errors.New(ErrorText(ws, filepath.Dir(f.Abs), err))
-			}
+	case f.Deleted():
+		desc = "the file Fido deleted (restored it)"
+		if _, err := ws.Sandbox.MkdirAll(filepath.Dir(f.Abs), 0o755); err != nil {
+			return "", errors.New(ErrorText(ws, filepath.Dir(f.Abs), err))
 		}
-		if err := ws.writeReverted(f, cur, f.Before, exists, tag); err != nil {
+		if err := ws.writeReverted(f, nil, []byte(strings.Join(f.BeforeLines(), "")), false, tag); err != nil {
+			return "", err
+		}
+	case !f.Exists:
+		return "", fmt.Errorf("%s was deleted since Fido's change; nothing was changed", f.Path)
+	default:
+		if err := ws.writeReverted(f, cur, []byte(strings.Join(f.BeforeLines(), "")), true, tag); err != nil {
 			return "", err
 		}
 	}
-	f.Base, f.BaseExists = f.Before, f.BeforeExists
 	ws.Reload(ctx, []string{f.Abs})
 	return desc, nil
 }
 
 // writeReverted writes a reverted file atomically and records it in the
-// undo log (so /undo and a second review see it).
+// undo log (so /undo and a second review see it), before the write as
+// patch does, so a crash in between still leaves the entry.
 func (ws *Workspace) writeReverted(f *ChangedFile, cur, out []byte, existed bool, tag UndoEntry) error {
-	perm := fs.FileMode(0o644)
+	perm := modeOr(f.Mode)
 	if fi, err := ws.Sandbox.Stat(f.Abs); err == nil {
 		perm = fi.Mode().Perm()
-	}
-	if err := ws.Sandbox.WriteFileAtomic(f.Abs, out, perm); err != nil {
-		return errors.New(ErrorText(ws, f.Abs, err))
 	}
 	e := tag
 	e.Tool, e.Path, e.After = "review", f.Path, ContentHash(out)
@@ -256,6 +351,12 @@ func (ws *Workspace) writeReverted(f *ChangedFile, cur, out []byte, existed bool
 		e.Op = "edit"
 		PriorContent(&e, cur)
 		e.PriorMode = perm
+	}
+	SetWrote(&e, cur, out)
+	ws.BeginUndo(&e)
+	if err := ws.Sandbox.WriteFileAtomic(f.Abs, out, perm); err != nil {
+		ws.AbortUndo(e)
+		return errors.New(ErrorText(ws, f.Abs, err))
 	}
 	ws.Record(e)
 	return nil

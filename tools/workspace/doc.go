@@ -6,8 +6,10 @@
 // conversation's tools.FileTracker (seen.go), the undo log itself
 // (undo.go: one file per entry, bounded, written before each change), what
 // is built on it — RevertLast (/undo), PlanRewind and ApplyRewind
-// (/rewind), ChangedFiles, RevertHunk and RevertFile (:FidoReview) — the
-// line diff and unified diff of review (diff.go), and Fido's state-file
+// (/rewind), ChangedFiles, RevertHunk and RevertFile (:FidoReview), all
+// acting only on the hunks Fido wrote, which TrackHunks follows through a
+// file's history (hunks.go) — the line diff and unified diff of review
+// (diff.go), and Fido's state-file
 // mechanics: atomic writes (WriteFileAtomic, and WriteStateFile with the
 // keys redacted), the advisory state lock two Neovims share (LockState),
 // and FileStamp, a cheap has-it-changed check.

@@ -14,12 +14,16 @@ import (
 type RewindStep struct {
 	Path string // workspace-relative
 	Abs  string
-	// Content is what the file held at the rewind point; Exists false means
-	// it did not exist then (it is deleted). Dir marks a directory mkdir made.
+	// Content is what the file is to hold: Fido's changes since the rewind
+	// point put back, everyone else's lines as they are now; Exists false
+	// means it is deleted. Dir marks a directory mkdir made.
 	Content []byte
 	Exists  bool
 	Dir     bool
 	Mode    fs.FileMode
+	// was is the hash of the file when the rewind was planned ("" when
+	// absent): the step writes only over that.
+	was string
 }
 
 // RewindPlan is what a rewind would do: steps to apply and files skipped
@@ -29,46 +33,29 @@ type RewindPlan struct {
 	Skipped []string
 }
 
-// PlanRewind works out how to put every file changed by entries (newest
-// first, as the undo log lists them) back to its content before the oldest
-// of them. A file whose disk state is not what Fido's newest change left
-// (the user edited it since), or whose earlier content was not kept, is
-// skipped and listed. Files already in their earlier state need nothing.
+// PlanRewind works out how to take back every change of entries (newest
+// first, as the undo log lists them) — Fido's own lines only: each file
+// gets the hunks Fido wrote since put back as they were (the 3-way merge
+// of ChangedFile), everyone else's edits kept. A file where someone else
+// edited one of Fido's hunks, one Fido created that was changed since, one
+// deleted since, one with unsaved changes, and one whose history the log
+// cannot tell are skipped and listed, never overwritten. Files already in
+// their earlier state need nothing.
 func (ws *Workspace) PlanRewind(ctx context.Context, entries []UndoEntry) RewindPlan {
-	type chain struct{ newest, oldest UndoEntry }
-	chains := map[string]*chain{}
-	var order []string
-	for _, e := range entries {
-		c := chains[e.Path]
-		if c == nil {
-			c = &chain{newest: e}
-			chains[e.Path] = c
-			order = append(order, e.Path)
-		}
-		c.oldest = e
-	}
+	byPath, order := chainsOf(entries)
 	var plan RewindPlan
 	skip := func(rel, why string) { plan.Skipped = append(plan.Skipped, rel+": "+why) }
 	var dirs []RewindStep
 	for _, rel := range order {
-		c := chains[rel]
+		chain := byPath[rel]
+		oldest := chain[0]
 		abs, err := ws.Sandbox.Resolve(rel)
 		if err != nil {
 			skip(rel, err.Error())
 			continue
 		}
-		step := RewindStep{Path: rel, Abs: abs}
-		switch c.oldest.Op {
-		case "create":
-		case "overwrite", "edit", "rm":
-			prior, err := PriorBytes(c.oldest)
-			if err != nil {
-				skip(rel, err.Error())
-				continue
-			}
-			step.Content, step.Exists, step.Mode = prior, true, modeOr(c.oldest.PriorMode)
-		case "mkdir":
-			step.Dir = true
+		switch {
+		case oldest.Op == "mkdir":
 			if fi, err := ws.Sandbox.Lstat(abs); err != nil || !fi.IsDir() {
 				continue // already gone
 			}
@@ -76,35 +63,56 @@ func (ws *Workspace) PlanRewind(ctx context.Context, entries []UndoEntry) Rewind
 				skip(rel+"/", err.Error())
 				continue
 			}
-			dirs = append(dirs, step)
+			dirs = append(dirs, RewindStep{Path: rel, Abs: abs, Dir: true})
 			continue
-		case "rmdir":
+		case oldest.Op == "rmdir":
 			skip(rel+"/", "rmdir does not keep the files it deleted")
 			continue
-		default:
-			skip(rel, fmt.Sprintf("unknown operation %q", c.oldest.Op))
-			continue
-		}
-		if c.newest.Op == "rmdir" || c.newest.Op == "mkdir" {
+		case dirOp(chain):
 			skip(rel, "a directory operation came after it")
 			continue
 		}
-		hash, exists, err := ws.HashFile(abs)
+		switch oldest.Op {
+		case "create", "overwrite", "edit", "rm":
+		default:
+			skip(rel, fmt.Sprintf("unknown operation %q", oldest.Op))
+			continue
+		}
+		f, err := ws.ChangedFile(rel, chain)
 		if err != nil {
-			skip(rel, ErrorText(ws, abs, err))
+			skip(rel, err.Error())
 			continue
 		}
-		if exists == step.Exists && (!exists || hash == ContentHash(step.Content)) {
-			continue // already as it was
-		}
-		wantExists := c.newest.Op != "rm"
-		if exists != wantExists || exists && hash != c.newest.After {
-			skip(rel, "changed since Fido's last change (kept as it is)")
+		step := RewindStep{Path: rel, Abs: abs, Exists: f.BeforeExists, Mode: modeOr(f.Mode), was: f.disk}
+		switch {
+		case !f.Exists && !f.FidoDeleted:
+			if f.BeforeExists {
+				skip(rel, "deleted since Fido's change (kept deleted)")
+			}
 			continue
-		}
-		if err := ws.ModifiedError(ctx, abs); err != nil {
-			skip(rel, "its buffer has unsaved changes")
+		case f.Edited():
+			skip(rel, editedText(f.Hunks)+" edited after Fido's change (kept as it is)")
 			continue
+		case f.Created() && f.Others:
+			skip(rel, "Fido created it and it was changed since by someone else (kept as it is)")
+			continue
+		case !f.BeforeExists && !f.Exists:
+			continue // created and deleted again: nothing to do
+		}
+		if f.BeforeExists {
+			step.Content = []byte(strings.Join(f.BeforeLines(), ""))
+			if f.Exists && len(f.Hunks) == 0 {
+				continue // already as it was
+			}
+		}
+		if f.Exists {
+			if fi, err := ws.Sandbox.Stat(abs); err == nil {
+				step.Mode = fi.Mode().Perm()
+			}
+			if err := ws.ModifiedError(ctx, abs); err != nil {
+				skip(rel, "its buffer has unsaved changes")
+				continue
+			}
 		}
 		plan.Steps = append(plan.Steps, step)
 	}
@@ -115,12 +123,13 @@ func (ws *Workspace) PlanRewind(ctx context.Context, entries []UndoEntry) Rewind
 }
 
 // ApplyRewind carries out a plan's steps, each recorded in the undo log
-// (tool "rewind", tagged like tag), and reloads the buffers. It returns what
-// it did and what failed, one line each.
+// (tool "rewind", tagged like tag), and reloads the buffers. A file that
+// changed since the plan was made (while the user read it) is not touched
+// and reported. It returns what it did and what failed, one line each.
 func (ws *Workspace) ApplyRewind(ctx context.Context, plan RewindPlan, tag UndoEntry) (done, failed []string) {
 	var changed []string
 	for _, st := range plan.Steps {
-		if err := ws.applyRewindStep(st, tag); err != nil {
+		if err := ws.applyRewindStep(ctx, st, tag); err != nil {
 			failed = append(failed, st.Path+": "+err.Error())
 			continue
 		}
@@ -138,7 +147,7 @@ func (ws *Workspace) ApplyRewind(ctx context.Context, plan RewindPlan, tag UndoE
 	return done, failed
 }
 
-func (ws *Workspace) applyRewindStep(st RewindStep, tag UndoEntry) error {
+func (ws *Workspace) applyRewindStep(ctx context.Context, st RewindStep, tag UndoEntry) error {
 	e := tag
 	e.Tool, e.Path = "rewind", st.Path
 	if st.Dir {
@@ -163,8 +172,19 @@ func (ws *Workspace) applyRewindStep(st RewindStep, tag UndoEntry) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return errors.New(ErrorText(ws, st.Abs, err))
 	}
+	now := ""
 	if existed {
+		now = ContentHash(cur)
+	}
+	if now != st.was {
+		return errors.New("changed since the rewind was planned; nothing was written")
+	}
+	if existed {
+		if err := ws.ModifiedError(ctx, st.Abs); err != nil {
+			return err
+		}
 		PriorContent(&e, cur)
+		e.PriorMode = st.Mode
 	}
 	if !st.Exists {
 		if err := ws.Sandbox.Remove(st.Abs); err != nil {
@@ -174,15 +194,20 @@ func (ws *Workspace) applyRewindStep(st RewindStep, tag UndoEntry) error {
 		ws.Record(e)
 		return nil
 	}
-	if _, err := ws.Sandbox.MkdirAll(filepath.Dir(st.Abs), 0o755); err != nil {
+	top, err := ws.Sandbox.MkdirAll(filepath.Dir(st.Abs), 0o755)
+	if err != nil {
 		return errors.New(ErrorText(ws, filepath.Dir(st.Abs), err))
-	}
-	if err := ws.Sandbox.WriteFileAtomic(st.Abs, st.Content, st.Mode); err != nil {
-		return errors.New(ErrorText(ws, st.Abs, err))
 	}
 	e.Op, e.After = "create", ContentHash(st.Content)
 	if existed {
 		e.Op = "overwrite"
+	}
+	SetWrote(&e, cur, st.Content)
+	ws.BeginUndo(&e)
+	if err := ws.Sandbox.WriteFileAtomic(st.Abs, st.Content, st.Mode); err != nil {
+		ws.AbortUndo(e)
+		ws.RemoveEmptyDirs(filepath.Dir(st.Abs), top)
+		return errors.New(ErrorText(ws, st.Abs, err))
 	}
 	ws.Record(e)
 	return nil

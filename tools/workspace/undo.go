@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -57,6 +58,11 @@ type UndoEntry struct {
 	// After is the SHA-256 (hex) of what the change wrote (patch), so a
 	// revert can tell whether the file was changed again since.
 	After string `json:"after_sha256,omitempty"`
+	// Wrote is what the change wrote, as line edits of Prior (of nothing
+	// for a create), so a review tells Fido's lines from the user's; nil
+	// when not kept (entries of older Fidos, content dropped by the bounds,
+	// an rm).
+	Wrote *[]LineEdit `json:"wrote,omitempty"`
 	// Conv and Turn name the conversation and its turn (user message) that
 	// made the change, for :FidoReview and /rewind ("" / 0: unknown).
 	Conv string `json:"conv,omitempty"`
@@ -459,6 +465,10 @@ func cloneEntry(e UndoEntry) UndoEntry {
 		s := *e.Prior
 		e.Prior = &s
 	}
+	if e.Wrote != nil {
+		w := slices.Clone(*e.Wrote)
+		e.Wrote = &w
+	}
 	return e
 }
 
@@ -538,8 +548,8 @@ func (u *UndoLog) stripPrior(name string) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	if e.Prior != nil {
-		e.Prior, e.Encoding = nil, ""
+	if e.Prior != nil || e.Wrote != nil {
+		e.Prior, e.Encoding, e.Wrote = nil, "", nil
 		e.PriorOmitted = fmt.Sprintf("dropped: the undo log keeps at most %d bytes", u.maxTotal)
 	}
 	id := e.ID
@@ -588,4 +598,90 @@ func PriorContent(e *UndoEntry, data []byte) {
 		s, e.Encoding = base64.StdEncoding.EncodeToString(data), "base64"
 	}
 	e.Prior = &s
+}
+
+// LineEdit is one edit of a change's Wrote: Del lines of the prior content
+// from line At (zero-based, in the prior content) replaced by Text (whole
+// lines with their ends; base64 when Encoding says so).
+type LineEdit struct {
+	At       int    `json:"at"`
+	Del      int    `json:"del"`
+	Text     string `json:"text,omitempty"`
+	Encoding string `json:"encoding,omitempty"`
+}
+
+// SetWrote records in e what its change wrote over prior (nil: the file
+// did not exist), as the line edits between the two: small for a small
+// change, whatever the file's size. When the edits would exceed
+// MaxUndoContent, or prior was not kept, Wrote stays nil and a review falls
+// back on e.After.
+func SetWrote(e *UndoEntry, prior, after []byte) {
+	e.Wrote = nil
+	if e.Existed && e.Prior == nil {
+		return // the prior content was not kept: the edits could not be applied
+	}
+	edits := []LineEdit{}
+	a, b := SplitLines(prior), SplitLines(after)
+	size := 0
+	for _, h := range DiffLines(a, b) {
+		text := strings.Join(b[h.B0:h.B1], "")
+		size += len(text)
+		if size > MaxUndoContent {
+			return
+		}
+		ed := LineEdit{At: h.A0, Del: h.A1 - h.A0, Text: text}
+		if !utf8.ValidString(text) {
+			ed.Text, ed.Encoding = base64.StdEncoding.EncodeToString([]byte(text)), "base64"
+		}
+		edits = append(edits, ed)
+	}
+	e.Wrote = &edits
+}
+
+// SetWroteAll records in e that its change replaced prior whole by after:
+// no diff, for a file the model rewrote (its text is in the call anyway).
+func SetWroteAll(e *UndoEntry, prior, after []byte) {
+	e.Wrote = nil
+	if e.Existed && e.Prior == nil || len(after) > MaxUndoContent {
+		return
+	}
+	ed := LineEdit{At: 0, Del: len(SplitLines(prior)), Text: string(after)}
+	if !utf8.Valid(after) {
+		ed.Text, ed.Encoding = base64.StdEncoding.EncodeToString(after), "base64"
+	}
+	e.Wrote = &[]LineEdit{ed}
+}
+
+// WroteBytes is the content e's change wrote, rebuilt from prior (the
+// content before it) and e.Wrote; ok is false when e does not keep it or
+// the edits do not fit prior.
+func WroteBytes(e UndoEntry, prior []byte) ([]byte, bool) {
+	if e.Wrote == nil {
+		return nil, false
+	}
+	lines := SplitLines(prior)
+	var b strings.Builder
+	at := 0
+	for _, ed := range *e.Wrote {
+		if ed.At < at || ed.Del < 0 || ed.At+ed.Del > len(lines) {
+			return nil, false
+		}
+		text := ed.Text
+		if ed.Encoding == "base64" {
+			raw, err := base64.StdEncoding.DecodeString(ed.Text)
+			if err != nil {
+				return nil, false
+			}
+			text = string(raw)
+		}
+		b.WriteString(strings.Join(lines[at:ed.At], ""))
+		b.WriteString(text)
+		at = ed.At + ed.Del
+	}
+	b.WriteString(strings.Join(lines[at:], ""))
+	out := []byte(b.String())
+	if e.After != "" && ContentHash(out) != e.After {
+		return nil, false
+	}
+	return out, true
 }

@@ -208,8 +208,10 @@ func TestUndoLogBounds(t *testing.T) {
 	// Small bounds keep the test fast; the logic is the same.
 	u.maxTotal, u.maxEntries = 6000, 20
 	for i := 0; i < 10; i++ {
-		e := UndoEntry{Tool: "rm", Op: "rm", Path: "f"}
-		PriorContent(&e, []byte(strings.Repeat("x", 1000)))
+		e := UndoEntry{Tool: "patch", Op: "edit", Path: "f"}
+		prior := []byte(strings.Repeat("x", 1000))
+		PriorContent(&e, prior)
+		SetWrote(&e, prior, append([]byte("y\n"), prior...))
 		require.NoError(t, u.Record(e))
 		assert.LessOrEqual(t, undoDiskSize(t, u), int64(u.maxTotal), "the bound counts the bytes on disk")
 	}
@@ -218,8 +220,10 @@ func TestUndoLogBounds(t *testing.T) {
 	for _, e := range entries {
 		if e.Prior != nil {
 			kept++
+			assert.NotNil(t, e.Wrote)
 		} else {
 			assert.Contains(t, e.PriorOmitted, "dropped")
+			assert.Nil(t, e.Wrote, "what the change wrote goes with its prior content")
 		}
 	}
 	assert.Equal(t, 10, len(entries), "entries lose their content before they go")
@@ -252,4 +256,61 @@ func undoDiskSize(t *testing.T, u *UndoLog) int64 {
 		return err
 	}))
 	return n
+}
+
+// What a change wrote is kept as the line edits of its prior content and
+// rebuilt byte for byte: text, CRLF, a last line without its end, binary
+// bytes, a create (no prior), an emptied file. It is not kept without the
+// prior content, and not trusted when it does not rebuild what After says.
+func TestWroteRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		prior, after string
+		existed      bool
+	}{
+		{"one line changed", "a\nb\nc\n", "a\nB\nc\n", true},
+		{"lines added and removed", "a\nb\nc\nd\n", "x\na\nc\nd\ny\nz\n", true},
+		{"CRLF", "a\r\nb\r\n", "a\r\nB\r\nc\r\n", true},
+		{"no end on the last line", "a\nb", "a\nb\nc", true},
+		{"binary bytes", "a\n\xff\x00\n", "a\n\xfe\x01\n", true},
+		{"create", "", "new\nfile\n", false},
+		{"emptied", "a\nb\n", "", true},
+		{"unchanged", "a\n", "a\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := UndoEntry{Op: "edit", After: ContentHash([]byte(tc.after))}
+			if tc.existed {
+				PriorContent(&e, []byte(tc.prior))
+			}
+			SetWrote(&e, []byte(tc.prior), []byte(tc.after))
+			require.NotNil(t, e.Wrote)
+			data, err := encodeEntry(e)
+			require.NoError(t, err)
+			var back UndoEntry
+			require.NoError(t, json.Unmarshal(data, &back))
+			got, ok := WroteBytes(back, []byte(tc.prior))
+			require.True(t, ok)
+			assert.Equal(t, tc.after, string(got))
+
+			all := e
+			SetWroteAll(&all, []byte(tc.prior), []byte(tc.after))
+			got, ok = WroteBytes(all, []byte(tc.prior))
+			require.True(t, ok)
+			assert.Equal(t, tc.after, string(got))
+		})
+	}
+	e := UndoEntry{Op: "edit", After: ContentHash([]byte("b\n"))}
+	PriorContent(&e, []byte("a\n"))
+	SetWrote(&e, []byte("a\n"), []byte("b\n"))
+	_, ok := WroteBytes(e, []byte("other\nprior\n"))
+	assert.False(t, ok, "edits over another prior do not rebuild what After says")
+	e.After = ""
+	_, ok = WroteBytes(e, []byte("x\n"))
+	assert.True(t, ok, "without After the edits are taken as they are")
+	_, ok = WroteBytes(e, []byte(""))
+	assert.False(t, ok, "edits beyond the prior's lines")
+
+	big := UndoEntry{Op: "edit", Existed: true, PriorOmitted: "too large"}
+	SetWrote(&big, []byte("a\n"), []byte("b\n"))
+	assert.Nil(t, big.Wrote, "no prior content kept: the edits could not be applied")
 }
