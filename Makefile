@@ -3,7 +3,8 @@
 # test with -race; `make bench` measures streaming (Neovim's latency and
 # memory, bin/fido's CPU beside a floor reader, a naive renderer), tool
 # speed against naive code, rg and fd, the provider's stream reader against
-# a floor reader, and the cost of one javascript_execute call; `make lint`
+# a floor reader, the cost of one javascript_execute call and of one
+# sandboxed command beside `sh -c true`; `make lint`
 # runs staticcheck, the go.mod tidiness check, gofmt, StyLua and the
 # darwin/windows cross-builds (tools come from scripts/ensure-tools).
 GO      ?= go
@@ -11,7 +12,7 @@ NVIM_BIN ?= nvim
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-render-tls bench-host bench-tools bench-provider bench-js bench-conversations clean FORCE
+.PHONY: all build run test vet fmt-check lint fmt-lua cross bench bench-render bench-render-tls bench-host bench-tools bench-provider bench-js bench-conversations bench-sandbox clean FORCE
 
 all: build doc/tags
 
@@ -63,7 +64,7 @@ test: build fmt-check vet
 	@bash scripts/ensure-nvim
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-bench: build bench-render bench-render-tls bench-host bench-tools bench-provider bench-js bench-conversations
+bench: build bench-render bench-render-tls bench-host bench-tools bench-provider bench-js bench-conversations bench-sandbox
 
 # BENCH_FLAGS, e.g. -repeat 3 or -cpuprofile /tmp/fido.prof (see cmd/renderbench).
 bench-render: build
@@ -96,6 +97,13 @@ bench-js: build
 # Loading a saved conversation of 1,000 messages (goal: under 100 ms).
 bench-conversations:
 	$(GO) test -run '^$$' -bench 'ConversationLoad1000' -benchtime 20x ./agent/
+
+# One sandboxed command (bin/fido sandbox-exec: helper start, rules,
+# Landlock, seccomp, supervisor) beside a plain `sh -c true` in the same
+# run: added ms and ratio (goal: at most 5 ms added). Skips where Linux
+# cannot sandbox.
+bench-sandbox: build
+	FIDO_SANDBOX_HELPER=$(CURDIR)/bin/fido $(GO) test -run '^$$' -bench 'SandboxCost|Compile' -benchtime 50x ./tools/sandbox/
 
 clean:
 	rm -rf bin doc/tags

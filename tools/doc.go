@@ -37,6 +37,8 @@
 //   - tools/ask: ask_user and ask_an_expert;
 //   - tools/lsp: the language-server tools; tools/mcp: MCP servers' tools;
 //   - tools/permission: the command rules and their store;
+//   - tools/sandbox: the OS sandbox for commands (Landlock, seccomp and a
+//     supervisor on Linux, Seatbelt on macOS) and its `fido sandbox-exec` helper;
 //   - tools/confined, tools/secret: confined file access, key redaction;
 //   - tools/toolstest: a test workspace, fake editor and scripted prompter
 //     for the tools' tests.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/tools/js"
+	"github.com/fido-nvim/fido/tools/sandbox"
 )
 
 // version is set at build time (-ldflags "-X main.version=…").
@@ -37,6 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args, stderr)
 	case js.WorkerCommand: // internal: runs one javascript_execute snippet
 		return js.RunWorker(os.Stdin, os.Stdout)
+	case sandbox.HelperCommand: // internal: restricts itself, then runs one command
+		return sandbox.RunHelper(args)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "fido", versionString())
 		return 0
