@@ -18,6 +18,7 @@ import (
 
 	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/tools/js"
+	"github.com/fido-nvim/fido/tools/shell"
 )
 
 // version is set at build time (-ldflags "-X main.version=…").
@@ -37,6 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args, stderr)
 	case js.WorkerCommand: // internal: runs one javascript_execute snippet
 		return js.RunWorker(os.Stdin, os.Stdout)
+	case shell.GuardCommand: // internal: runs one MCP server under its guard
+		return shell.RunGuard(args)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "fido", versionString())
 		return 0

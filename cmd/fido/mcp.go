@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -53,8 +54,14 @@ func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logg
 		ui.Error("MCP configuration: " + p)
 		logger.Printf("mcp config: %s", p)
 	}
+	// Each stdio server runs under this executable's guard (fido mcp-guard).
+	guard, err := os.Executable()
+	if err != nil {
+		logger.Printf("mcp: servers run without their guard: %v", err)
+	}
 	var m *mcp.Manager
 	m = mcp.New(mcp.Config{
+		Guard:    guard,
 		Options:  opts,
 		Root:     root,
 		StateDir: stateDir,

@@ -34,6 +34,11 @@ type Config struct {
 	// mechanism for every approval): `allow mcp server/tool`, `deny mcp
 	// server`; "Always" choices add such rules.
 	Rules *permission.Store
+	// Guard is the fido executable, which runs each stdio server under its
+	// guard (shell.GuardCommand) so that the server's whole process tree
+	// ends with the host, even when the host is killed. "" runs servers
+	// directly (their process group still ends when the host closes them).
+	Guard string
 	// Transport, when set, replaces every server's transport (tests).
 	Transport func(ServerConfig) sdk.Transport
 }

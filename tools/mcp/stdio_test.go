@@ -17,6 +17,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fido-nvim/fido/tools/shell"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,6 +26,9 @@ import (
 // TestMain lets the test binary serve as a stdio MCP server when
 // FIDO_MCP_TEST_SERVER is set: a real child process for the stdio transport.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == shell.GuardCommand {
+		os.Exit(shell.RunGuard(os.Args[2:]))
+	}
 	if os.Getenv("FIDO_MCP_TEST_SERVER") == "1" {
 		srv := sdk.NewServer(&sdk.Implementation{Name: "child", Version: "1"}, nil)
 		sdk.AddTool(srv, &sdk.Tool{Name: "env", Description: "Reports its environment."},
