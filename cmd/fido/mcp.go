@@ -11,6 +11,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/mcp"
 	"github.com/fido-nvim/fido/tools/permission"
 )
@@ -19,9 +20,10 @@ import (
 const MCPConfigEnv = "FIDO_MCP_CONFIG"
 
 // mcpOptions reads the MCP configuration: setup() first, then the user's
-// $XDG_CONFIG_HOME/fido/mcp.json, then the project's .mcp.json. Every broken
+// $XDG_CONFIG_HOME/fido/mcp.json, then the project's .mcp.json (read with
+// readProject: a regular file inside the workspace only). Every broken
 // source is one line in problems; the others still count.
-func mcpOptions(root string, getenv func(string) string) (mcp.Options, []string) {
+func mcpOptions(root string, readProject mcp.Reader, getenv func(string) string) (mcp.Options, []string) {
 	var problems []string
 	opts, err := mcp.ParseSetup(getenv(MCPConfigEnv), getenv)
 	if err != nil {
@@ -33,11 +35,11 @@ func mcpOptions(root string, getenv func(string) string) (mcp.Options, []string)
 	}
 	userFile := filepath.Join(configHome, "fido", "mcp.json")
 	projectFile := filepath.Join(root, ".mcp.json")
-	user, err := mcp.LoadFile(userFile, mcp.SourceUser, getenv)
+	user, err := mcp.LoadFile(confined.ReadPath, userFile, userFile, mcp.SourceUser, getenv)
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
-	project, err := mcp.LoadFile(projectFile, mcp.SourceProject, getenv)
+	project, err := mcp.LoadFile(readProject, ".mcp.json", projectFile, mcp.SourceProject, getenv)
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
@@ -48,8 +50,8 @@ func mcpOptions(root string, getenv func(string) string) (mcp.Options, []string)
 }
 
 // newMCP builds the MCP manager and starts its servers (in the background).
-func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logger *log.Logger, rules *permission.Store) *mcp.Manager {
-	opts, problems := mcpOptions(root, getenv)
+func newMCP(root string, readProject mcp.Reader, stateDir string, getenv func(string) string, ui agent.UI, logger *log.Logger, rules *permission.Store) *mcp.Manager {
+	opts, problems := mcpOptions(root, readProject, getenv)
 	for _, p := range problems {
 		ui.Error("MCP configuration: " + p)
 		logger.Printf("mcp config: %s", p)

@@ -130,7 +130,10 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	if err := registry.Intercept("bash_exec", lsp.BashDiagnostics(ws)); err != nil {
 		return nil, err
 	}
-	servers := newMCP(ws.Root, stateDir, getenv, ui, logger, perms)
+	// .mcp.json is read as Fido reads its own files: a regular file inside
+	// the workspace, never a FIFO or a device, at most mcp.MaxConfigFile.
+	readProject := func(name string, limit int64) ([]byte, error) { return confined.ReadFile(ws.Sandbox.FS(), name, limit) }
+	servers := newMCP(ws.Root, readProject, stateDir, getenv, ui, logger, perms)
 	listing := files.ListRoot(ws, 40)
 	names := registry.Names()
 	missing := ""

@@ -82,7 +82,7 @@ func New(cfg Config) *Manager {
 	m := &Manager{cfg: cfg}
 	m.approvals = newApprovals(cfg.StateDir, cfg.Options.AutoApprove)
 	m.approvals.rules = cfg.Rules
-	m.trust = &trustStore{dir: cfg.StateDir}
+	m.trust = &trustStore{dir: cfg.StateDir, root: cfg.Root}
 	for _, sc := range cfg.Options.Servers {
 		m.servers = append(m.servers, newServer(m, sc))
 	}
@@ -96,9 +96,9 @@ func (m *Manager) environ() []string               { return m.cfg.Environ() }
 // Empty reports whether no server is configured.
 func (m *Manager) Empty() bool { return len(m.servers) == 0 }
 
-// Start starts every server in parallel; a project's servers start only once
-// the workspace trusts them (asked through p when not yet decided). It
-// returns at once.
+// Start starts every server in parallel; a project's servers start only when
+// the workspace trusts their entries as they are now (asked through p, for
+// the new and changed ones only, when not). It returns at once.
 func (m *Manager) Start(p tools.Prompter) {
 	m.mu.Lock()
 	m.prompter = p
@@ -115,27 +115,36 @@ func (m *Manager) Start(p tools.Prompter) {
 	if len(project) == 0 {
 		return
 	}
-	switch m.trust.get() {
-	case trustYes:
-		for _, s := range project {
-			go s.startBounded()
-		}
-	case trustNever:
+	st := m.trust.load()
+	if st.never {
 		m.setState(project, StateNeverTrust, "this workspace is set to never start its .mcp.json servers (/mcp trust reset)")
-	default:
-		if p == nil {
-			m.setState(project, StateUntrusted, "not trusted yet")
-			return
-		}
-		// While the question is open, a conversation's first request waits
-		// for the answer (bounded by the start timeout) as for a server starting.
-		for _, s := range project {
-			s.mu.Lock()
-			s.state, s.reason, s.asking = StateUntrusted, "waiting for the answer to the trust question", true
-			s.mu.Unlock()
-		}
-		go m.askTrust(p, project)
+		return
 	}
+	var ask []*server
+	var why []string
+	for _, s := range project {
+		c := st.check(s.cfg, m.cfg.Root)
+		if c.trusted {
+			go s.startBounded()
+			continue
+		}
+		ask, why = append(ask, s), append(why, c.why)
+	}
+	if len(ask) == 0 {
+		return
+	}
+	if p == nil {
+		m.setState(ask, StateUntrusted, "not trusted yet")
+		return
+	}
+	// While the question is open, a conversation's first request waits
+	// for the answer (bounded by the start timeout) as for a server starting.
+	for i, s := range ask {
+		s.mu.Lock()
+		s.state, s.reason, s.asking = StateUntrusted, "waiting for the answer to the trust question ("+why[i]+")", true
+		s.mu.Unlock()
+	}
+	go m.askTrust(p, project, ask, why, st.legacy)
 }
 
 func (m *Manager) setState(list []*server, st State, reason string) {
@@ -163,23 +172,28 @@ const (
 // stray <CR> starts nothing and asks again at the next start).
 var trustChoices = []string{TrustLater, TrustNever, TrustStart}
 
-func (m *Manager) askTrust(p tools.Prompter, project []*server) {
-	var names []string
-	for _, s := range project {
-		c := s.cfg.Command
-		if !s.cfg.Stdio() {
-			c = s.cfg.URL
-		}
-		names = append(names, fmt.Sprintf("%s (%s)", s.cfg.Name, c))
+// askTrust asks about the servers of ask (why: new, or what changed) and
+// starts them when trusted; project is every project server (the trusted
+// others stay recorded).
+func (m *Manager) askTrust(p tools.Prompter, project, ask []*server, why []string, legacy bool) {
+	var names, blocks []string
+	for i, s := range ask {
+		names = append(names, fmt.Sprintf("%s (%s)", s.cfg.Name, why[i]))
+		blocks = append(blocks, describeEntry(s.cfg, why[i]))
 	}
 	prompt := fmt.Sprintf("The project's .mcp.json wants to start MCP servers: %s. Start them?", joinShort(names, 400))
+	info := []string{"MCP servers from .mcp.json in " + m.cfg.Root + ": each runs as a program with your rights",
+		"the answer covers exactly these entries; any change to one (command, args, env, cwd, or a workspace file it runs) asks again"}
+	if legacy {
+		info = append(info, "an earlier Fido recorded only \"trusted\" for this workspace, not which commands; so it asks again")
+	}
 	q := tools.Question{
-		Prompt:     fmt.Sprintf("Start the %d MCP server(s) this project's .mcp.json names? (shown above)", len(project)),
+		Prompt:     fmt.Sprintf("Start the %d MCP server(s) this project's .mcp.json names? (shown above)", len(ask)),
 		Items:      trustChoices,
 		Safe:       0,
 		Approval:   true,
-		Detail:     strings.Join(names, "\n"),
-		DetailInfo: []string{"MCP servers from .mcp.json in " + m.cfg.Root + ": each runs as a program with your rights"},
+		Detail:     strings.Join(blocks, "\n"),
+		DetailInfo: info,
 	}
 	answer := ""
 	if idx, err := tools.AskQuestion(context.Background(), p, q, prompt); err == nil && idx >= 0 && idx < len(q.Items) {
@@ -187,10 +201,18 @@ func (m *Manager) askTrust(p tools.Prompter, project []*server) {
 	}
 	switch answer {
 	case TrustStart:
-		if err := m.trust.set(trustYes); err != nil {
+		keep := map[string]bool{}
+		for _, s := range project {
+			keep[s.cfg.Name] = true
+		}
+		list := make([]ServerConfig, len(ask))
+		for i, s := range ask {
+			list[i] = s.cfg
+		}
+		if err := m.trust.trust(list, keep); err != nil {
 			m.cfg.Notify("MCP trust could not be saved: "+err.Error(), true)
 		}
-		for _, s := range project {
+		for _, s := range ask {
 			s.mu.Lock()
 			s.state, s.reason, s.asking = StateStarting, "", false
 			s.mu.Unlock()
@@ -198,18 +220,18 @@ func (m *Manager) askTrust(p tools.Prompter, project []*server) {
 		}
 		m.changedState()
 	case TrustNever:
-		if err := m.trust.set(trustNever); err != nil {
+		if err := m.trust.setNever(); err != nil {
 			m.cfg.Notify("MCP trust could not be saved: "+err.Error(), true)
 		}
-		m.setState(project, StateNeverTrust, "never for this workspace (/mcp trust reset)")
+		m.setState(ask, StateNeverTrust, "never for this workspace (/mcp trust reset)")
 	default:
-		m.setState(project, StateUntrusted, "not trusted yet (asked again next start; /mcp trust reset)")
+		m.setState(ask, StateUntrusted, "not trusted yet (asked again next start; /mcp trust reset)")
 	}
 }
 
-// ResetTrust forgets the workspace's trust decision; the question comes
+// ResetTrust forgets the workspace's trust answers; the question comes
 // again at the next start.
-func (m *Manager) ResetTrust() error { return m.trust.set(trustUnset) }
+func (m *Manager) ResetTrust() error { return m.trust.reset() }
 
 // changedState tells the UI a state changed and, when a conversation's
 // catalog is already fixed, that new tools wait for /mcp reload.
