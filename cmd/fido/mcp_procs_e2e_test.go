@@ -65,10 +65,11 @@ func forkingServer(t *testing.T, dir, marker string, n int) {
 
 // A trusted MCP server that forks 150 children leaves nothing running once
 // Fido ends: after :qa, and after the host is killed with SIGKILL (no
-// cleanup of its own can run then).
+// cleanup of its own can run then); /mcp reload ends the old tree before
+// the server starts again.
 func TestE2EMCPServerTreeEndsWithFido(t *testing.T) {
 	const children = 150
-	for _, how := range []string{"qa", "host SIGKILL"} {
+	for _, how := range []string{"qa", "host SIGKILL", "mcp reload"} {
 		t.Run(how, func(t *testing.T) {
 			marker := newMarker(t)
 			f := startFido(t, t.TempDir())
@@ -86,10 +87,31 @@ end`)
 			require.NotZero(t, hostPid)
 
 			start := time.Now()
-			if how == "qa" {
+			switch how {
+			case "qa":
 				f.Lua(t, nil, `vim.schedule(function() vim.cmd("qa!") end)`)
-			} else {
+			case "host SIGKILL":
 				require.NoError(t, syscall.Kill(hostPid, syscall.SIGKILL))
+			case "mcp reload":
+				old := markedProcs(marker)
+				require.NoError(t, f.Command("Fido /mcp reload"))
+				oldLeft := func() []int {
+					var l []int
+					for _, pid := range old {
+						if alive(pid) {
+							l = append(l, pid)
+						}
+					}
+					return l
+				}
+				require.Eventually(t, func() bool { return len(oldLeft()) == 0 }, 5*time.Second, 20*time.Millisecond,
+					"the old tree ended (%d left)", len(oldLeft()))
+				t.Logf("mcp reload: the old tree ended after %s", time.Since(start).Round(time.Millisecond))
+				require.Eventually(t, func() bool { return len(markedProcs(marker)) >= children+1 }, 20*time.Second, 50*time.Millisecond,
+					"the server started again (its entry is still trusted)")
+				f.waitTranscript(t, "MCP servers restarted", 5*time.Second)
+				start = time.Now()
+				f.Lua(t, nil, `vim.schedule(function() vim.cmd("qa!") end)`)
 			}
 			for len(markedProcs(marker)) > 0 && time.Since(start) < 5*time.Second {
 				time.Sleep(20 * time.Millisecond)

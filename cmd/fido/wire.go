@@ -133,7 +133,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	// .mcp.json is read as Fido reads its own files: a regular file inside
 	// the workspace, never a FIFO or a device, at most mcp.MaxConfigFile.
 	readProject := func(name string, limit int64) ([]byte, error) { return confined.ReadFile(ws.Sandbox.FS(), name, limit) }
-	servers := newMCP(ws.Root, readProject, stateDir, getenv, ui, logger, perms)
+	servers, loadMCP := newMCP(ws.Root, readProject, stateDir, getenv, ui, logger, perms)
 	listing := files.ListRoot(ws, 40)
 	names := registry.Names()
 	missing := ""
@@ -177,7 +177,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		Resume:             cfg.Resume,
 		MissingKey:         missing,
 		Catalog:            servers,
-		Commands:           &mcpCommands{m: servers, ui: ui, session: func() *agent.Session { return session }},
+		Commands:           &mcpCommands{m: servers, ui: ui, session: func() *agent.Session { return session }, load: loadMCP},
 	})
 	if err != nil {
 		servers.Close()

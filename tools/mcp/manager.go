@@ -47,7 +47,8 @@ type Config struct {
 // project's servers and the approvals of tool calls.
 type Manager struct {
 	cfg       Config
-	servers   []*server // sorted by name
+	listMu    sync.Mutex // guards servers (replaced by Reload)
+	servers   []*server  // sorted by name; read through list()
 	approvals *approvals
 	trust     *trustStore
 
@@ -83,18 +84,32 @@ func New(cfg Config) *Manager {
 	m.approvals = newApprovals(cfg.StateDir, cfg.Options.AutoApprove)
 	m.approvals.rules = cfg.Rules
 	m.trust = &trustStore{dir: cfg.StateDir, root: cfg.Root}
-	for _, sc := range cfg.Options.Servers {
-		m.servers = append(m.servers, newServer(m, sc))
-	}
-	sort.Slice(m.servers, func(i, j int) bool { return m.servers[i].cfg.Name < m.servers[j].cfg.Name })
+	m.servers = m.newServers(cfg.Options.Servers)
 	return m
+}
+
+// newServers makes the servers of a configuration, sorted by name.
+func (m *Manager) newServers(list []ServerConfig) []*server {
+	out := make([]*server, 0, len(list))
+	for _, sc := range list {
+		out = append(out, newServer(m, sc))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].cfg.Name < out[j].cfg.Name })
+	return out
+}
+
+// list is the current servers (a copy: Reload may replace them).
+func (m *Manager) list() []*server {
+	m.listMu.Lock()
+	defer m.listMu.Unlock()
+	return append([]*server(nil), m.servers...)
 }
 
 func (m *Manager) logf(format string, args ...any) { m.cfg.Logf(format, args...) }
 func (m *Manager) environ() []string               { return m.cfg.Environ() }
 
 // Empty reports whether no server is configured.
-func (m *Manager) Empty() bool { return len(m.servers) == 0 }
+func (m *Manager) Empty() bool { return len(m.list()) == 0 }
 
 // Start starts every server in parallel; a project's servers start only when
 // the workspace trusts their entries as they are now (asked through p, for
@@ -105,7 +120,7 @@ func (m *Manager) Start(p tools.Prompter) {
 	m.mu.Unlock()
 	defer m.changedState()
 	var project []*server
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		if s.cfg.Source == SourceProject {
 			project = append(project, s)
 			continue
@@ -295,7 +310,8 @@ func (m *Manager) toolsChanged(name string) {
 func (m *Manager) Catalog(ctx context.Context) ([]tools.Tool, []string) {
 	deadline := time.NewTimer(m.cfg.Options.StartTimeout)
 	defer deadline.Stop()
-	for _, s := range m.servers {
+	servers := m.list()
+	for _, s := range servers {
 		s.mu.Lock()
 		ready, starting := s.ready, s.state == StateStarting || s.asking
 		s.mu.Unlock()
@@ -312,7 +328,7 @@ func (m *Manager) Catalog(ctx context.Context) ([]tools.Tool, []string) {
 	// so serverReady sees either this catalog with the server in it, or none.
 	var entries []catalogEntry
 	m.mu.Lock()
-	for _, s := range m.servers {
+	for _, s := range servers {
 		s.mu.Lock()
 		if s.state == StateReady || s.state == StateCrashed {
 			for _, t := range s.tools {
@@ -347,8 +363,9 @@ type ServerStatus struct {
 
 // Status lists every server's state, sorted by name.
 func (m *Manager) Status() []ServerStatus {
-	out := make([]ServerStatus, 0, len(m.servers))
-	for _, s := range m.servers {
+	servers := m.list()
+	out := make([]ServerStatus, 0, len(servers))
+	for _, s := range servers {
 		s.mu.Lock()
 		out = append(out, ServerStatus{Name: s.cfg.Name, Source: s.cfg.Source, File: s.cfg.File, State: s.state,
 			Reason: s.reason, Tools: len(s.tools), Prompts: len(s.prompts), Restarts: s.restarts})
@@ -377,16 +394,54 @@ func (m *Manager) Close() {
 	}
 	m.closed = true
 	m.mu.Unlock()
+	closeAll(m.list())
+}
+
+// closeAll ends the servers (each one's whole process tree), in parallel.
+func closeAll(list []*server) {
 	var wg sync.WaitGroup
-	for _, s := range m.servers {
+	for _, s := range list {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.close() }()
 	}
 	wg.Wait()
 }
 
+// Reload restarts MCP from a configuration read again (servers: every
+// source merged): each running server's whole process tree is ended, then
+// the servers start as at Start — a project's only when their entries, as
+// they are now, are trusted (asked through the prompter given to Start when
+// not). A conversation takes their tools at its next catalog.
+func (m *Manager) Reload(servers []ServerConfig) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	p := m.prompter
+	m.mu.Unlock()
+	fresh := m.newServers(servers)
+	m.listMu.Lock()
+	old := m.servers
+	m.servers = fresh
+	m.listMu.Unlock()
+	closeAll(old)
+	m.mu.Lock()
+	closed := m.closed
+	// No conversation has these servers' tools yet: their readiness is no
+	// "late" news until the next catalog.
+	m.snapshots, m.pendingNew = 0, false
+	m.mu.Unlock()
+	if closed { // Close ran meanwhile and may have missed them
+		closeAll(fresh)
+		return
+	}
+	m.logf("mcp: reloaded; %d servers configured", len(fresh))
+	m.Start(p)
+}
+
 func (m *Manager) server(name string) *server {
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		if s.cfg.Name == name {
 			return s
 		}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,4 +180,35 @@ func TestEarlierTrustFileAsksAgain(t *testing.T) {
 	m, qs = r.start(nil, s)
 	assert.Empty(t, qs)
 	assert.Equal(t, StateNeverTrust, m.Status()[0].State)
+}
+
+// /mcp reload restarts from the configuration as it is now: a changed
+// project entry is asked about again (it does not run meanwhile), the same
+// entry starts without a question, a removed server is gone.
+func TestReloadRestartsAndAsksAboutChangedEntries(t *testing.T) {
+	r := newTrustRig(t)
+	a := ServerConfig{Name: "a", Command: "node", Args: []string{"server.js"}, Source: SourceProject}
+	p := &askPrompter{fakePrompter: fakePrompter{answers: []string{TrustStart, TrustLater}}}
+	m := New(Config{Options: Options{Servers: []ServerConfig{a}}, Root: r.root, StateDir: r.state, Transport: r.ts.transport})
+	m.Start(p)
+	t.Cleanup(m.Close)
+	require.Eventually(t, func() bool { return m.Status()[0].State == StateReady }, 5*time.Second, 10*time.Millisecond)
+
+	changed := a
+	changed.Args = []string{"-e", "require('child_process').execSync('touch M')"}
+	m.Reload([]ServerConfig{changed})
+	require.Eventually(t, func() bool { return m.Status()[0].State == StateUntrusted && !strings.HasPrefix(m.Status()[0].Reason, "waiting") },
+		5*time.Second, 10*time.Millisecond)
+	require.Equal(t, 2, p.asked())
+	assert.Contains(t, p.questions[1].Detail, "a (changed since you trusted it: args)")
+
+	m.Reload([]ServerConfig{a})
+	require.Eventually(t, func() bool { return m.Status()[0].State == StateReady }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 2, p.asked(), "the trusted entry starts without a question")
+	list, _ := m.Catalog(context.Background())
+	assert.Len(t, list, 5)
+
+	m.Reload(nil)
+	assert.Empty(t, m.Status())
+	assert.True(t, m.Empty())
 }
