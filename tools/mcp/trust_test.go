@@ -197,7 +197,9 @@ func TestReloadRestartsAndAsksAboutChangedEntries(t *testing.T) {
 	changed := a
 	changed.Args = []string{"-e", "require('child_process').execSync('touch M')"}
 	m.Reload([]ServerConfig{changed})
-	require.Eventually(t, func() bool { return m.Status()[0].State == StateUntrusted && !strings.HasPrefix(m.Status()[0].Reason, "waiting") },
+	require.Eventually(t, func() bool {
+		return m.Status()[0].State == StateUntrusted && !strings.HasPrefix(m.Status()[0].Reason, "waiting")
+	},
 		5*time.Second, 10*time.Millisecond)
 	require.Equal(t, 2, p.asked())
 	assert.Contains(t, p.questions[1].Detail, "a (changed since you trusted it: args)")
