@@ -2,10 +2,12 @@ package agent
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,4 +140,39 @@ func TestNestedHookForAFork(t *testing.T) {
 	assert.Contains(t, res.Content, "RULES-b")
 	res = hook(ToolCall{Name: "patch", Arguments: `{"operations":[{"path":"b/y.go","content":"x"}]}`}, tools.Result{Content: "ok"})
 	assert.Equal(t, "ok", res.Content, "once per conversation")
+}
+
+// A hostile tree of 300 nested directories, each with a 32 KiB AGENTS.md:
+// one read of the deepest file attaches at most MaxNestedInstructionBytes
+// of them and names what it left out; later results add nothing more, and
+// a resumed conversation counts what it already carries.
+func TestNestedInstructionsAreCappedPerConversation(t *testing.T) {
+	root := t.TempDir()
+	dir, rel := root, ""
+	rules := strings.Repeat("rule ", 32<<10/5)
+	for i := 0; i < 300; i++ {
+		dir, rel = filepath.Join(dir, "d"), path.Join(rel, "d")
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte(rules), 0o600))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.go"), []byte("package x\n"), 0o600))
+	n := NewNestedInstructions(workspaceReader(t, root))
+	start := time.Now()
+	extra := n.For(rel+"/x.go", false)
+	t.Logf("%d bytes attached in %s", len(extra), time.Since(start))
+	assert.LessOrEqual(t, len(extra), MaxNestedInstructionBytes+1024, "bounded (was about 10 MB)")
+	assert.Equal(t, 1, strings.Count(extra, "[instructions from "), "one 32 KiB file fits with its header; the second would pass the cap")
+	assert.Contains(t, extra, "[nested instructions left out: this conversation already carries the 64 KiB of them Fido adds; not attached: d/d/AGENTS.md")
+	assert.Contains(t, extra, "and 294 more")
+	assert.Contains(t, extra, "Read one with read_file")
+	assert.Empty(t, n.For(rel+"/y.go", false), "nothing again")
+
+	// A resumed conversation, and a fork, start from what they carry.
+	msgs := []Message{{Role: RoleTool, ToolCallID: "c", Content: "package x" + extra}}
+	hook := NestedHook(workspaceReader(t, root), msgs)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "other"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "other", "AGENTS.md"), []byte(rules), 0o600))
+	res := hook(ToolCall{Name: "read_file", Arguments: `{"path":"other/a.go"}`}, tools.Result{Content: "a"})
+	assert.NotContains(t, res.Content, "[instructions from other/AGENTS.md")
+	assert.Contains(t, res.Content, "not attached: other/AGENTS.md")
 }
