@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -175,4 +177,52 @@ func TestNestedInstructionsAreCappedPerConversation(t *testing.T) {
 	res := hook(ToolCall{Name: "read_file", Arguments: `{"path":"other/a.go"}`}, tools.Result{Content: "a"})
 	assert.NotContains(t, res.Content, "[instructions from other/AGENTS.md")
 	assert.Contains(t, res.Content, "not attached: other/AGENTS.md")
+}
+
+// A hostile clone with thousands of command files: at most MaxUserCommands
+// are read and listed, the rest is counted and said once; the index answers
+// completion from memory, picks up a new file, and a submitted command is
+// found off Neovim's path.
+func TestUserCommandsAreCappedAndIndexed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "commands")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for i := 0; i < 6000; i++ {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("c%05d.md", i)), []byte("---\ndescription: d\n---\nbody"), 0o600))
+	}
+	cmds, problems := LoadUserCommands([]CommandDir{{Dir: dir}}, Commands)
+	assert.Len(t, cmds, MaxUserCommands)
+	assert.Equal(t, "c00000", cmds[0].Name)
+	require.NotEmpty(t, problems)
+	assert.Contains(t, problems[len(problems)-1], "Fido lists at most 500 custom commands")
+	assert.Contains(t, problems[len(problems)-1], "more than 5000 entries")
+
+	var notes []string
+	var mu sync.Mutex
+	x := NewCommandIndex([]CommandDir{{Dir: dir}}, Commands)
+	x.Notify = func(m string) { mu.Lock(); notes = append(notes, m); mu.Unlock() }
+	x.Refresh()
+	c, ok := x.Find("c00042")
+	require.True(t, ok)
+	assert.Equal(t, "body", c.Body)
+	_, ok = x.Find("c05999")
+	assert.False(t, ok, "beyond the cap")
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		list, _ := x.List()
+		assert.Len(t, list, MaxUserCommands)
+		assert.Less(t, time.Since(start), 60*time.Millisecond, "List answers from the index")
+	}
+	mu.Lock()
+	assert.Len(t, notes, 1, "said once")
+	mu.Unlock()
+
+	small := filepath.Join(t.TempDir(), "commands")
+	require.NoError(t, os.MkdirAll(small, 0o755))
+	y := NewCommandIndex([]CommandDir{{Dir: small}}, Commands)
+	list, _ := y.List()
+	assert.Empty(t, list)
+	require.NoError(t, os.WriteFile(filepath.Join(small, "fresh.md"), []byte("hi"), 0o600))
+	_, ok = y.Find("fresh")
+	assert.True(t, ok, "a file just written is found when submitted")
+	require.Eventually(t, func() bool { l, _ := y.List(); return len(l) == 1 }, 5*time.Second, 50*time.Millisecond, "and completed soon")
 }
