@@ -154,7 +154,7 @@ func LoadFile(read Reader, name, label, source string, getenv func(string) strin
 		if errors.As(err, &pe) {
 			why = pe.Err
 		}
-		return nil, fmt.Errorf("%s: not read: %s; Fido reads only a regular file of at most %d KiB, so none of its servers start", label, oneLine(why), MaxConfigFile>>10)
+		return nil, fmt.Errorf("%s: not read: %s; Fido reads only a regular file of at most %d MiB inside the workspace, so none of its servers start", label, oneLine(why), MaxConfigFile>>20)
 	}
 	var f fileJSON
 	if err := json.Unmarshal(b, &f); err != nil {
