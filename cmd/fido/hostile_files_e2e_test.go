@@ -97,14 +97,18 @@ func TestE2EHostileProjectFiles(t *testing.T) {
 		check func(t *testing.T, f *fido)
 	}{
 		{name: ".mcp.json is a FIFO",
-			setup: func(t *testing.T, ws string) { require.NoError(t, syscall.Mkfifo(filepath.Join(ws, ".mcp.json"), 0o644)) },
-			act:   hello,
+			setup: func(t *testing.T, ws string) {
+				require.NoError(t, syscall.Mkfifo(filepath.Join(ws, ".mcp.json"), 0o644))
+			},
+			act: hello,
 			check: func(t *testing.T, f *fido) {
 				f.waitTranscript(t, ".mcp.json: not read: not a regular file (it is a FIFO)", 5*time.Second)
 			}},
 		{name: ".mcp.json is a symlink to /dev/zero",
-			setup: func(t *testing.T, ws string) { require.NoError(t, os.Symlink("/dev/zero", filepath.Join(ws, ".mcp.json"))) },
-			act:   hello,
+			setup: func(t *testing.T, ws string) {
+				require.NoError(t, os.Symlink("/dev/zero", filepath.Join(ws, ".mcp.json")))
+			},
+			act: hello,
 			check: func(t *testing.T, f *fido) {
 				f.waitTranscript(t, ".mcp.json: not read: resolves outside its directory through a symlink", 5*time.Second)
 			}},
