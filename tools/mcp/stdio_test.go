@@ -73,8 +73,11 @@ func TestStdioServerEnvironmentCwdAndCrash(t *testing.T) {
 	root := t.TempDir()
 	var logged atomic.Value
 	logged.Store("")
+	exe, err := os.Executable()
+	require.NoError(t, err)
 	m := New(Config{
 		Options:  Options{Servers: []ServerConfig{childServer(t, map[string]string{"NAMED": "${FIDO_TEST_NAMED}", "TAVILY_API_KEY": "given"})}, AutoApprove: []string{"child/*"}},
+		Guard:    exe, // under the guard, as the host runs servers
 		Root:     root,
 		StateDir: t.TempDir(),
 		Environ: func() []string {
@@ -206,11 +209,18 @@ func TestConfigFiles(t *testing.T) {
 }
 
 // Ending the manager (the host ending) ends the server's whole process group,
-// children it started included.
+// children it started included, with and without the guard.
 func TestCloseEndsTheServersProcessGroup(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	t.Run("direct", func(t *testing.T) { closeEndsGroup(t, "") })
+	t.Run("guarded", func(t *testing.T) { closeEndsGroup(t, exe) })
+}
+
+func closeEndsGroup(t *testing.T, guard string) {
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	cfg := childServer(t, map[string]string{"FIDO_MCP_TEST_GRANDCHILD": pidFile})
-	m := New(Config{Options: Options{Servers: []ServerConfig{cfg}}, Root: t.TempDir(), StateDir: t.TempDir()})
+	m := New(Config{Options: Options{Servers: []ServerConfig{cfg}}, Guard: guard, Root: t.TempDir(), StateDir: t.TempDir()})
 	m.Start(nil)
 	list, _ := m.Catalog(context.Background())
 	require.NotEmpty(t, list)
