@@ -103,10 +103,15 @@ func (s *Session) command(text string) {
 			b.WriteString("\n  " + helpLine(c.Name, c.Args, c.Help))
 		}
 		b.WriteString("\nmentions: @path, @path:12-40, @buffer, @diagnostics, @diagnostics:all, @quickfix, @selection")
-		if cmds, _ := s.userCommands(); len(cmds) > 0 {
+		if cmds, problems := s.userCommands(); len(cmds) > 0 {
 			b.WriteString("\nyour commands (.fido/commands, ~/.config/fido/commands, .claude/commands):")
 			for _, c := range cmds {
 				b.WriteString("\n  " + helpLine("/"+c.Name, c.ArgumentHint, c.Description))
+			}
+			for _, p := range problems {
+				if strings.HasPrefix(p, "Fido lists at most") {
+					b.WriteString("\n  (" + p + ")")
+				}
 			}
 		}
 		s.ui.Notice(b.String())
@@ -118,12 +123,9 @@ func (s *Session) command(text string) {
 			go s.cfg.Commands.Run(name, arg)
 			return
 		}
-		cmds, _ := s.userCommands()
-		for _, c := range cmds {
-			if "/"+c.Name == name {
-				s.submitMessage(c.Expand(arg))
-				return
-			}
+		if c, ok := s.userCommand(strings.TrimPrefix(name, "/")); ok {
+			s.submitMessage(c.Expand(arg))
+			return
 		}
 		s.ui.Error(fmt.Sprintf("unknown command %s; /help lists the commands", name))
 	}
@@ -141,6 +143,20 @@ func (s *Session) SlashCommands() []Command {
 		out = append(out, s.cfg.Commands.Commands()...)
 	}
 	return out
+}
+
+// userCommand finds the Markdown command a submitted /name runs.
+func (s *Session) userCommand(name string) (UserCommand, bool) {
+	if s.cfg.UserCommand != nil {
+		return s.cfg.UserCommand(name)
+	}
+	cmds, _ := s.userCommands()
+	for _, c := range cmds {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return UserCommand{}, false
 }
 
 func (s *Session) userCommands() ([]UserCommand, []string) {

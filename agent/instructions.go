@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/confined"
 )
 
 // MaxInstructionBytes caps one instruction file in the system message.
@@ -19,6 +20,16 @@ const MaxInstructionBytes = 32 << 10
 
 // maxInstructionFile is the largest instruction file read at all.
 const maxInstructionFile = 1 << 20
+
+// MaxNestedInstructionBytes caps the text of subdirectories' AGENTS.md
+// files one conversation gets in its tool results: beyond it a file is
+// named (so the model can read it when it matters), not attached. Without
+// it, 300 nested directories with a 32 KiB AGENTS.md each made one tool
+// result, and every request after it, about 10 MB.
+const MaxNestedInstructionBytes = 64 << 10
+
+// maxLeftOutNamed bounds the files named in one note of files left out.
+const maxLeftOutNamed = 5
 
 // InstructionNames are the project instruction files, in order of
 // preference: the first that exists at the workspace root is used.
@@ -111,8 +122,11 @@ func renderInstructions(files []InstructionFile) string {
 type NestedInstructions struct {
 	read FileReader
 	mu   sync.Mutex
-	// seen: directories whose AGENTS.md was looked for (attached or absent).
+	// seen: directories whose AGENTS.md was looked for (attached, absent or
+	// left out).
 	seen map[string]bool
+	// used: bytes of nested instructions the conversation carries.
+	used int
 }
 
 // NewNestedInstructions reads AGENTS.md files with read (workspace-relative).
@@ -141,9 +155,18 @@ func (n *NestedInstructions) MarkSeen(dirs []string) {
 	}
 }
 
+// carry counts text a resumed conversation (or a fork) already holds.
+func (n *NestedInstructions) carry(bytes int) {
+	n.mu.Lock()
+	n.used += bytes
+	n.mu.Unlock()
+}
+
 // For returns the text to append to a tool result that touched rel (a
 // workspace-relative path of a file or directory): every not yet attached
-// AGENTS.md of rel's directories below the root, outermost first.
+// AGENTS.md of rel's directories below the root, outermost first, as long
+// as the conversation's MaxNestedInstructionBytes last; the files beyond it
+// are named in a note.
 func (n *NestedInstructions) For(rel string, isDir bool) string {
 	rel = path.Clean(strings.TrimPrefix(strings.ReplaceAll(rel, "\\", "/"), "./"))
 	if rel == "." || rel == "" || strings.HasPrefix(rel, "../") || path.IsAbs(rel) {
@@ -158,24 +181,62 @@ func (n *NestedInstructions) For(rel string, isDir bool) string {
 		dirs = append([]string{d}, dirs...)
 	}
 	var b strings.Builder
+	var left []string
 	for _, d := range dirs {
 		n.mu.Lock()
-		done := n.seen[d]
+		done, full := n.seen[d], n.used >= MaxNestedInstructionBytes
 		n.seen[d] = true
 		n.mu.Unlock()
 		if done {
 			continue
 		}
-		f, err := loadInstruction(n.read, d+"/AGENTS.md", d+"/AGENTS.md")
+		name := d + "/AGENTS.md"
+		if full {
+			// Only whether it exists: a read of 0 bytes is "too large" for
+			// a file with any text.
+			if _, err := n.read(name, 0); errors.Is(err, confined.ErrTooLarge) {
+				left = append(left, name)
+			}
+			continue
+		}
+		f, err := loadInstruction(n.read, name, name)
 		if err != nil || f.Text == "" {
 			continue
 		}
-		fmt.Fprintf(&b, "\n\n[instructions from %s, which apply to files under %s/]\n%s", f.Label, d, f.Text)
+		block := fmt.Sprintf("\n\n[instructions from %s, which apply to files under %s/]\n%s", f.Label, d, f.Text)
 		if f.Truncated {
-			fmt.Fprintf(&b, "\n[%s was cut at %d KiB]", f.Label, MaxInstructionBytes>>10)
+			block += fmt.Sprintf("\n[%s was cut at %d KiB]", f.Label, MaxInstructionBytes>>10)
 		}
+		n.mu.Lock()
+		fits := n.used+len(block) <= MaxNestedInstructionBytes
+		if fits {
+			n.used += len(block)
+		}
+		n.mu.Unlock()
+		if !fits {
+			left = append(left, name)
+			continue
+		}
+		b.WriteString(block)
+	}
+	if len(left) > 0 {
+		b.WriteString(leftOutNote(left))
 	}
 	return b.String()
+}
+
+// leftOutNote names nested instruction files not attached.
+func leftOutNote(left []string) string {
+	named := left
+	if len(named) > maxLeftOutNamed {
+		named = named[:maxLeftOutNamed]
+	}
+	list := strings.Join(named, ", ")
+	if len(left) > len(named) {
+		list += fmt.Sprintf(" and %d more", len(left)-len(named))
+	}
+	return fmt.Sprintf("\n\n[nested instructions left out: this conversation already carries the %d KiB of them Fido adds; not attached: %s. Read one with read_file when its rules matter for your work]",
+		MaxNestedInstructionBytes>>10, list)
 }
 
 // nestedTools name the tools whose results get a subdirectory's AGENTS.md,
@@ -212,6 +273,7 @@ func pathArg(args string, dir bool) []nestedPath {
 func NestedHook(read FileReader, msgs []Message) func(ToolCall, tools.Result) tools.Result {
 	n := NewNestedInstructions(read)
 	n.MarkSeen(attachedDirs(msgs))
+	n.carry(attachedBytes(msgs))
 	return func(call ToolCall, res tools.Result) tools.Result { return attachNested(n, call, res) }
 }
 
@@ -238,8 +300,24 @@ func (s *Session) nestedInstructions() *NestedInstructions {
 		s.nested = NewNestedInstructions(s.cfg.NestedInstructions)
 		// A resumed conversation already carries what it attached.
 		s.nested.MarkSeen(attachedDirs(s.messages))
+		s.nested.carry(attachedBytes(s.messages))
 	}
 	return s.nested
+}
+
+// attachedBytes is the nested instruction text a conversation's tool
+// results carry: it is appended at their end, from the first marker on.
+func attachedBytes(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role != RoleTool {
+			continue
+		}
+		if i := strings.Index(m.Content, "\n\n[instructions from "); i >= 0 {
+			n += len(m.Content) - i
+		}
+	}
+	return n
 }
 
 // attachedDirs finds the directories whose AGENTS.md a conversation's tool

@@ -1,11 +1,15 @@
 package agent
 
 import (
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,4 +142,87 @@ func TestNestedHookForAFork(t *testing.T) {
 	assert.Contains(t, res.Content, "RULES-b")
 	res = hook(ToolCall{Name: "patch", Arguments: `{"operations":[{"path":"b/y.go","content":"x"}]}`}, tools.Result{Content: "ok"})
 	assert.Equal(t, "ok", res.Content, "once per conversation")
+}
+
+// A hostile tree of 300 nested directories, each with a 32 KiB AGENTS.md:
+// one read of the deepest file attaches at most MaxNestedInstructionBytes
+// of them and names what it left out; later results add nothing more, and
+// a resumed conversation counts what it already carries.
+func TestNestedInstructionsAreCappedPerConversation(t *testing.T) {
+	root := t.TempDir()
+	dir, rel := root, ""
+	rules := strings.Repeat("rule ", 32<<10/5)
+	for i := 0; i < 300; i++ {
+		dir, rel = filepath.Join(dir, "d"), path.Join(rel, "d")
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte(rules), 0o600))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.go"), []byte("package x\n"), 0o600))
+	n := NewNestedInstructions(workspaceReader(t, root))
+	start := time.Now()
+	extra := n.For(rel+"/x.go", false)
+	t.Logf("%d bytes attached in %s", len(extra), time.Since(start))
+	assert.LessOrEqual(t, len(extra), MaxNestedInstructionBytes+1024, "bounded (was about 10 MB)")
+	assert.Equal(t, 1, strings.Count(extra, "[instructions from "), "one 32 KiB file fits with its header; the second would pass the cap")
+	assert.Contains(t, extra, "[nested instructions left out: this conversation already carries the 64 KiB of them Fido adds; not attached: d/d/AGENTS.md")
+	assert.Contains(t, extra, "and 294 more")
+	assert.Contains(t, extra, "Read one with read_file")
+	assert.Empty(t, n.For(rel+"/y.go", false), "nothing again")
+
+	// A resumed conversation, and a fork, start from what they carry.
+	msgs := []Message{{Role: RoleTool, ToolCallID: "c", Content: "package x" + extra}}
+	hook := NestedHook(workspaceReader(t, root), msgs)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "other"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "other", "AGENTS.md"), []byte(rules), 0o600))
+	res := hook(ToolCall{Name: "read_file", Arguments: `{"path":"other/a.go"}`}, tools.Result{Content: "a"})
+	assert.NotContains(t, res.Content, "[instructions from other/AGENTS.md")
+	assert.Contains(t, res.Content, "not attached: other/AGENTS.md")
+}
+
+// A hostile clone with thousands of command files: at most MaxUserCommands
+// are read and listed, the rest is counted and said once; the index answers
+// completion from memory, picks up a new file, and a submitted command is
+// found off Neovim's path.
+func TestUserCommandsAreCappedAndIndexed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "commands")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for i := 0; i < 6000; i++ {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("c%05d.md", i)), []byte("---\ndescription: d\n---\nbody"), 0o600))
+	}
+	cmds, problems := LoadUserCommands([]CommandDir{{Dir: dir}}, Commands)
+	assert.Len(t, cmds, MaxUserCommands)
+	assert.Equal(t, "c00000", cmds[0].Name)
+	require.NotEmpty(t, problems)
+	assert.Contains(t, problems[len(problems)-1], "Fido lists at most 500 custom commands")
+	assert.Contains(t, problems[len(problems)-1], "more than 5000 entries")
+
+	var notes []string
+	var mu sync.Mutex
+	x := NewCommandIndex([]CommandDir{{Dir: dir}}, Commands)
+	x.Notify = func(m string) { mu.Lock(); notes = append(notes, m); mu.Unlock() }
+	x.Refresh()
+	c, ok := x.Find("c00042")
+	require.True(t, ok)
+	assert.Equal(t, "body", c.Body)
+	_, ok = x.Find("c05999")
+	assert.False(t, ok, "beyond the cap")
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		list, _ := x.List()
+		assert.Len(t, list, MaxUserCommands)
+		assert.Less(t, time.Since(start), 60*time.Millisecond, "List answers from the index")
+	}
+	mu.Lock()
+	assert.Len(t, notes, 1, "said once")
+	mu.Unlock()
+
+	small := filepath.Join(t.TempDir(), "commands")
+	require.NoError(t, os.MkdirAll(small, 0o755))
+	y := NewCommandIndex([]CommandDir{{Dir: small}}, Commands)
+	list, _ := y.List()
+	assert.Empty(t, list)
+	require.NoError(t, os.WriteFile(filepath.Join(small, "fresh.md"), []byte("hi"), 0o600))
+	_, ok = y.Find("fresh")
+	assert.True(t, ok, "a file just written is found when submitted")
+	require.Eventually(t, func() bool { l, _ := y.List(); return len(l) == 1 }, 5*time.Second, 50*time.Millisecond, "and completed soon")
 }

@@ -54,8 +54,12 @@ type SessionConfig struct {
 	UndoRevert func(ctx context.Context) (string, error)
 	// UserCommands finds the Markdown-defined slash commands (looked up
 	// again at every use, so new files need no restart) and the problems
-	// met; nil: none.
+	// met; nil: none. It is called while Neovim waits (completion), so it
+	// must answer at once (a CommandIndex's List).
 	UserCommands func() ([]UserCommand, []string)
+	// UserCommand, when set, finds the command a submitted /name runs
+	// (CommandIndex.Find); else UserCommands is searched.
+	UserCommand func(name string) (UserCommand, bool)
 	// MissingKey, when set, is the one-line error shown instead of starting a
 	// turn (e.g. how to set OPENROUTER_API_KEY).
 	MissingKey string

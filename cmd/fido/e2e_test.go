@@ -19,6 +19,7 @@ import (
 	"github.com/fido-nvim/fido/agent/llmtest"
 	"github.com/fido-nvim/fido/nvim/nvimtest"
 	"github.com/fido-nvim/fido/tools/js"
+	"github.com/fido-nvim/fido/tools/shell"
 )
 
 // These tests drive the real bin/fido from a real headless Neovim against the
@@ -33,6 +34,9 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == js.WorkerCommand {
 		os.Exit(js.RunWorker(os.Stdin, os.Stdout))
+	}
+	if len(os.Args) > 1 && os.Args[1] == shell.GuardCommand {
+		os.Exit(shell.RunGuard(os.Args[2:]))
 	}
 	nvimtest.Main(m)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/tools/js"
 	"github.com/fido-nvim/fido/tools/sandbox"
+	"github.com/fido-nvim/fido/tools/shell"
 )
 
 // version is set at build time (-ldflags "-X main.version=…").
@@ -40,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return js.RunWorker(os.Stdin, os.Stdout)
 	case sandbox.HelperCommand: // internal: restricts itself, then runs one command
 		return sandbox.RunHelper(args)
+	case shell.GuardCommand: // internal: runs one MCP server under its guard
+		return shell.RunGuard(args)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "fido", versionString())
 		return 0

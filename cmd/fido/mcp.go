@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/adrg/xdg"
 
 	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/mcp"
 	"github.com/fido-nvim/fido/tools/permission"
 )
@@ -18,9 +20,10 @@ import (
 const MCPConfigEnv = "FIDO_MCP_CONFIG"
 
 // mcpOptions reads the MCP configuration: setup() first, then the user's
-// $XDG_CONFIG_HOME/fido/mcp.json, then the project's .mcp.json. Every broken
+// $XDG_CONFIG_HOME/fido/mcp.json, then the project's .mcp.json (read with
+// readProject: a regular file inside the workspace only). Every broken
 // source is one line in problems; the others still count.
-func mcpOptions(root string, getenv func(string) string) (mcp.Options, []string) {
+func mcpOptions(root string, readProject mcp.Reader, getenv func(string) string) (mcp.Options, []string) {
 	var problems []string
 	opts, err := mcp.ParseSetup(getenv(MCPConfigEnv), getenv)
 	if err != nil {
@@ -32,11 +35,11 @@ func mcpOptions(root string, getenv func(string) string) (mcp.Options, []string)
 	}
 	userFile := filepath.Join(configHome, "fido", "mcp.json")
 	projectFile := filepath.Join(root, ".mcp.json")
-	user, err := mcp.LoadFile(userFile, mcp.SourceUser, getenv)
+	user, err := mcp.LoadFile(confined.ReadPath, userFile, userFile, mcp.SourceUser, getenv)
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
-	project, err := mcp.LoadFile(projectFile, mcp.SourceProject, getenv)
+	project, err := mcp.LoadFile(readProject, ".mcp.json", projectFile, mcp.SourceProject, getenv)
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
@@ -47,14 +50,25 @@ func mcpOptions(root string, getenv func(string) string) (mcp.Options, []string)
 }
 
 // newMCP builds the MCP manager and starts its servers (in the background).
-func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logger *log.Logger, rules *permission.Store) *mcp.Manager {
-	opts, problems := mcpOptions(root, getenv)
-	for _, p := range problems {
-		ui.Error("MCP configuration: " + p)
-		logger.Printf("mcp config: %s", p)
+// load reads the servers' configuration again (for /mcp reload), reporting
+// its problems as at start.
+func newMCP(root string, readProject mcp.Reader, stateDir string, getenv func(string) string, ui agent.UI, logger *log.Logger, rules *permission.Store) (m *mcp.Manager, load func() []mcp.ServerConfig) {
+	read := func() mcp.Options {
+		opts, problems := mcpOptions(root, readProject, getenv)
+		for _, p := range problems {
+			ui.Error("MCP configuration: " + p)
+			logger.Printf("mcp config: %s", p)
+		}
+		return opts
 	}
-	var m *mcp.Manager
+	opts := read()
+	// Each stdio server runs under this executable's guard (fido mcp-guard).
+	guard, err := os.Executable()
+	if err != nil {
+		logger.Printf("mcp: servers run without their guard: %v", err)
+	}
 	m = mcp.New(mcp.Config{
+		Guard:    guard,
 		Options:  opts,
 		Root:     root,
 		StateDir: stateDir,
@@ -76,7 +90,7 @@ func newMCP(root, stateDir string, getenv func(string) string, ui agent.UI, logg
 		},
 	})
 	m.Start(ui)
-	return m
+	return m, func() []mcp.ServerConfig { return read().Servers }
 }
 
 // mcpCommands are /mcp, /mcp reload, /mcp trust reset and the servers'
@@ -85,11 +99,13 @@ type mcpCommands struct {
 	m       *mcp.Manager
 	ui      agent.UI
 	session func() *agent.Session
+	// load reads the configuration again (/mcp reload).
+	load func() []mcp.ServerConfig
 }
 
 func (c *mcpCommands) Commands() []agent.Command {
 	out := []agent.Command{
-		{Name: "/mcp", Args: "[reload|trust reset]", Help: "MCP servers and their state; reload takes their current tools into this conversation; trust reset forgets the .mcp.json trust answer"},
+		{Name: "/mcp", Args: "[reload|trust reset]", Help: "MCP servers and their state; reload restarts them from the configuration as it is now and takes their tools into this conversation; trust reset forgets the .mcp.json trust answers"},
 	}
 	for _, p := range c.m.Prompts() {
 		args := ""
@@ -135,8 +151,13 @@ func (c *mcpCommands) Run(name, arg string) {
 			c.ui.Error("/mcp reload: a turn is running; cancel it first")
 			return
 		}
+		if c.load != nil {
+			// Every server's whole process tree ends; the configuration is
+			// read again and a changed .mcp.json entry asks trust again.
+			c.m.Reload(c.load())
+		}
 		s.ResetTools()
-		c.ui.Notice("MCP tools are taken again at the next request; the tool list changes, so the cached prompt prefix starts over")
+		c.ui.Notice("MCP servers restarted from the configuration as it is now; their tools are taken again at the next request (the tool list changes, so the cached prompt prefix starts over)")
 	case "trust reset":
 		if err := c.m.ResetTrust(); err != nil {
 			c.ui.Error("/mcp trust reset: " + err.Error())

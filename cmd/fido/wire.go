@@ -130,8 +130,16 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	if err := registry.Intercept("bash_exec", lsp.BashDiagnostics(ws)); err != nil {
 		return nil, err
 	}
-	servers := newMCP(ws.Root, stateDir, getenv, ui, logger, perms)
+	// .mcp.json is read as Fido reads its own files: a regular file inside
+	// the workspace, never a FIFO or a device, at most mcp.MaxConfigFile.
+	readProject := func(name string, limit int64) ([]byte, error) { return confined.ReadFile(ws.Sandbox.FS(), name, limit) }
+	servers, loadMCP := newMCP(ws.Root, readProject, stateDir, getenv, ui, logger, perms)
 	listing := files.ListRoot(ws, 40)
+	// The Markdown commands are indexed (and capped): completion answers
+	// from the index and never waits for a scan of a huge folder.
+	userCommands := agent.NewCommandIndex(userCommandDirs(ws, cfg.ConfigDir), agent.Commands)
+	userCommands.Notify = func(msg string) { ui.Notify(msg, agent.LevelWarn) }
+	userCommands.Refresh()
 	names := registry.Names()
 	missing := ""
 	if cfg.APIKey == "" {
@@ -154,9 +162,8 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 			}
 			return agent.BuildSystemPrompt(agent.PromptInput{Root: ws.Root, Listing: listing, ToolNames: names, Instructions: files})
 		},
-		UserCommands: func() ([]agent.UserCommand, []string) {
-			return agent.LoadUserCommands(userCommandDirs(ws, cfg.ConfigDir), agent.Commands)
-		},
+		UserCommands:    userCommands.List,
+		UserCommand:     userCommands.Find,
 		Plans:           store,
 		Workspace:       ws,
 		SuspendDir:      filepath.Join(stateDir, "suspends"),
@@ -174,7 +181,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		Resume:             cfg.Resume,
 		MissingKey:         missing,
 		Catalog:            servers,
-		Commands:           &mcpCommands{m: servers, ui: ui, session: func() *agent.Session { return session }},
+		Commands:           &mcpCommands{m: servers, ui: ui, session: func() *agent.Session { return session }, load: loadMCP},
 	})
 	if err != nil {
 		servers.Close()
@@ -229,7 +236,7 @@ func userCommandDirs(ws *workspace.Workspace, configDir string) []agent.CommandD
 	inWorkspace := func(dir string) agent.CommandDir {
 		return agent.CommandDir{Dir: filepath.Join(ws.Root, dir), Read: func(rel string, limit int64) ([]byte, error) {
 			return ws.Sandbox.ReadOwnFile(filepath.ToSlash(filepath.Join(dir, rel)), limit)
-		}}
+		}, Walk: ws.Sandbox.WalkDir, Stat: ws.Sandbox.Stat}
 	}
 	return []agent.CommandDir{
 		inWorkspace(".fido/commands"),

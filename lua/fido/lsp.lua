@@ -388,16 +388,24 @@ local function trim_hidden()
   state.hidden = keep
 end
 
+-- Whether path is a regular file of at most max_load bytes, from stat
+-- alone: opening a FIFO (filereadable() does) waits for a writer, reading
+-- a device never ends.
+local function loadable(path)
+  local st = (vim.uv or vim.loop).fs_stat(path)
+  return st ~= nil and st.type == "file" and st.size <= max_load
+end
+
 -- The loaded buffer of path, loading the file into a hidden (unlisted,
 -- no swap file) buffer when needed, so the user's LSP configuration
--- attaches. Returns buf, fresh; nil when the file cannot be read or is
--- larger than max_load bytes.
+-- attaches. Returns buf, fresh; nil when the file is not a regular file,
+-- cannot be read or is larger than max_load bytes.
 local function load(path)
   local b = loaded_buf(path)
   if b then
     return b, false
   end
-  if vim.fn.filereadable(path) == 0 or vim.fn.getfsize(path) > max_load then
+  if not loadable(path) or vim.fn.filereadable(path) == 0 then
     return nil, false
   end
   local existed = vim.fn.bufnr(path) > 0
@@ -505,6 +513,9 @@ local function line_of(path, row)
   local b = loaded_buf(path)
   if b then
     return api.nvim_buf_get_lines(b, row, row + 1, false)[1] or ""
+  end
+  if not loadable(path) then
+    return ""
   end
   local ok, iter = pcall(io.lines, path)
   if not ok then
@@ -699,7 +710,9 @@ local function position_query(chan, id, q, opts)
   local method = methods[q.method]
   local buf, fresh = load(q.path)
   if not buf then
-    return reply(chan, id, { error = "cannot read " .. q.path .. " (missing, unreadable or too large)" })
+    return reply(chan, id, {
+      error = "cannot read " .. q.path .. " (missing, unreadable, not a regular file or too large)",
+    })
   end
   local line = api.nvim_buf_get_lines(buf, q.line - 1, q.line, false)[1]
   if not line or q.line < 1 then

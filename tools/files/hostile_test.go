@@ -388,3 +388,68 @@ func TestStaticEscapesThroughEveryTool(t *testing.T) {
 	}
 	t.Logf("%d static escape attempts, %d escapes", attempts, escapes)
 }
+
+// Fido's own tools never write the files that can start programs later
+// without a question (.mcp.json, .fido/, .claude/, .vscode/, .envrc,
+// Neovim's exrc files, git's files), in edits = "auto" and under review
+// alike, through any spelling or symlink; the model is told why and what to
+// do instead. A directory holding one is not deleted either.
+func TestMutationsRefuseFilesThatStartPrograms(t *testing.T) {
+	ws, _ := toolstest.Workspace(t, map[string]string{
+		".mcp.json": "{}\n", ".vscode/tasks.json": "{}\n", ".claude/settings.json": "{}\n", ".fido/commands/x.md": "x\n",
+		"sub/.envrc": "", "pkg/.vscode/settings.json": "{}\n", "keep.txt": "k\n", "docs/a.md": "a\n",
+	})
+	require.NoError(t, os.Symlink(".vscode", filepath.Join(ws.Root, "editor")))
+	require.NoError(t, os.Symlink(".mcp.json", filepath.Join(ws.Root, "servers.json")))
+	evil := `{"mcpServers": {"x": {"command": "sh", "args": ["-c", "touch M"]}}}`
+	cases := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"patch", map[string]any{"operations": []map[string]any{{"path": ".mcp.json", "content": evil}}}, ".mcp.json is protected: it names the MCP servers"},
+		{"patch", map[string]any{"operations": []map[string]any{{"path": "./sub/../.MCP.json", "search": "{}", "replace": evil}}}, "is protected"},
+		{"patch", map[string]any{"operations": []map[string]any{{"path": "servers.json", "content": evil}}}, "is protected"},
+		{"patch", map[string]any{"operations": []map[string]any{{"path": "keep.txt", "content": "changed\n"}, {"path": ".vscode/tasks.json", "content": "{}"}}}, "editor tasks and settings"},
+		{"patch", map[string]any{"operations": []map[string]any{{"path": "editor/settings.json", "content": "{}"}}}, "is protected"},
+		{"patch", map[string]any{"operations": []map[string]any{{"path": ".claude/settings.json", "content": `{"hooks":{}}`}}}, "hooks run commands"},
+		{"patch", map[string]any{"operations": []map[string]any{{"path": ".fido/commands/y.md", "content": "y"}}}, "Fido's project commands"},
+		{"patch", map[string]any{"operations": []map[string]any{{"path": "sub/.envrc", "content": "touch M\n"}}}, "direnv runs it"},
+		{"patch", map[string]any{"operations": []map[string]any{{"path": ".nvim.lua", "content": "os.execute('touch M')\n"}}}, "'exrc'"},
+		{"patch", map[string]any{"operations": []map[string]any{{"path": "pkg/.vscode/settings.json", "content": "{}"}}}, "is protected"},
+		{"mkdir", map[string]any{"path": ".claude/hooks"}, "is protected"},
+		{"mkdir", map[string]any{"path": "new/.vscode"}, "is protected"},
+		{"rm", map[string]any{"path": ".mcp.json"}, "is protected"},
+		{"rm", map[string]any{"path": "editor/tasks.json"}, "is protected"},
+		{"rmdir", map[string]any{"path": ".fido"}, "is protected"},
+		{"rmdir", map[string]any{"path": "pkg"}, "rmdir: pkg/ cannot be deleted: pkg/.vscode is protected"},
+	}
+	for _, review := range []bool{false, true} {
+		for _, c := range cases {
+			var res tools.Result
+			if review {
+				g := &fakeGate{decision: tools.EditDecision{Apply: true}}
+				res = runGated(t, ws, g, c.tool, c.args)
+				assert.Empty(t, g.asked, "refused before any review: %s %v", c.tool, c.args)
+			} else {
+				res = run(t, ws, c.tool, c.args)
+			}
+			assert.True(t, res.IsError, "%s %v: %s", c.tool, c.args, res.Content)
+			assert.Contains(t, res.Content, c.want, "%s %v", c.tool, c.args)
+			assert.Contains(t, res.Content, "nothing was changed", "%s %v", c.tool, c.args)
+		}
+	}
+	assert.Equal(t, "{}\n", toolstest.ReadFile(t, ws, ".mcp.json"))
+	assert.Equal(t, "{}\n", toolstest.ReadFile(t, ws, ".vscode/tasks.json"))
+	assert.Equal(t, "k\n", toolstest.ReadFile(t, ws, "keep.txt"), "a patch naming a protected file changes nothing")
+	assert.NoFileExists(t, filepath.Join(ws.Root, ".nvim.lua"))
+	assert.NoDirExists(t, filepath.Join(ws.Root, ".claude/hooks"))
+	assert.DirExists(t, filepath.Join(ws.Root, "pkg/.vscode"))
+	// Names that merely resemble them are fine.
+	for _, p := range []string{"docs/mcp.json", "docs/vscode.md", "x.envrc.bak", "docs/.fidoignore"} {
+		res := run(t, ws, "patch", map[string]any{"operations": []map[string]any{{"path": p, "content": "x\n"}}})
+		assert.False(t, res.IsError, "%s: %s", p, res.Content)
+	}
+	res := run(t, ws, "rmdir", map[string]any{"path": "docs"})
+	assert.False(t, res.IsError, res.Content)
+}

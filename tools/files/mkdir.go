@@ -48,7 +48,7 @@ func (t *MkdirTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 		return tools.ErrorResult("mkdir: %v", err), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	if err := t.ws.Sandbox.GitDirError(p.Path, abs); err != nil {
+	if err := t.ws.Sandbox.ProtectedError(p.Path, abs); err != nil {
 		return tools.ErrorResult("mkdir: %v", err), nil
 	}
 	if fi, err := t.ws.Sandbox.Stat(abs); err == nil {

@@ -113,7 +113,7 @@ func (t *PatchTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 		if a == t.ws.Root {
 			return tools.ErrorResult("patch: operation %d: path must name a file, not the workspace root; nothing was changed", i+1), nil
 		}
-		if err := t.ws.Sandbox.GitDirError(op.Path, a); err != nil {
+		if err := t.ws.Sandbox.ProtectedError(op.Path, a); err != nil {
 			return tools.ErrorResult("patch: operation %d: %v", i+1, err), nil
 		}
 		abs[i] = a

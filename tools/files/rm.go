@@ -43,7 +43,7 @@ func (t *RmTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMes
 		return tools.ErrorResult("rm: %v", err), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	if err := t.ws.Sandbox.GitDirError(p.Path, abs); err != nil {
+	if err := t.ws.Sandbox.ProtectedError(p.Path, abs); err != nil {
 		return tools.ErrorResult("rm: %v", err), nil
 	}
 	fi, err := t.ws.Sandbox.Lstat(abs)

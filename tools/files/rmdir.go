@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/workspace"
@@ -50,7 +51,7 @@ func (t *RmdirTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 		return tools.ErrorResult("rmdir: refusing to delete the workspace root"), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
-	if err := t.ws.Sandbox.GitDirError(p.Path, abs); err != nil {
+	if err := t.ws.Sandbox.ProtectedError(p.Path, abs); err != nil {
 		return tools.ErrorResult("rmdir: %v", err), nil
 	}
 	fi, err := t.ws.Sandbox.Lstat(abs)
@@ -68,9 +69,14 @@ func (t *RmdirTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 		return tools.ErrorResult("rmdir: %s is a file; use rm to delete a file", rel), nil
 	}
 	var files []string
+	protected := ""
 	walkErr := t.ws.Sandbox.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if r := t.ws.Sandbox.Rel(path); workspace.Protected(r) {
+			protected = r
+			return fs.SkipAll
 		}
 		if !d.IsDir() {
 			files = append(files, path)
@@ -82,6 +88,10 @@ func (t *RmdirTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 			return tools.Result{}, ctx.Err()
 		}
 		return tools.ErrorResult("rmdir: cannot read everything inside %s (%v); nothing was deleted", rel, walkErr), nil
+	}
+	if protected != "" {
+		err := t.ws.Sandbox.ProtectedError(protected, filepath.Join(t.ws.Root, filepath.FromSlash(protected)))
+		return tools.ErrorResult("rmdir: %s/ cannot be deleted: %v", rel, err), nil
 	}
 	for _, f := range files {
 		if err := t.ws.ModifiedError(ctx, f); err != nil {

@@ -3,12 +3,11 @@ package lsp
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -30,7 +29,7 @@ func PatchDiagnostics(ws *workspace.Workspace) tools.Interceptor {
 		seen := map[string]bool{}
 		for _, op := range p.Operations {
 			abs, err := ws.Sandbox.Resolve(op.Path)
-			if err != nil || abs == ws.Root || seen[abs] {
+			if err != nil || abs == ws.Root || seen[abs] || loadError(ws, "patch", op.Path, abs) != nil {
 				continue
 			}
 			seen[abs] = true
@@ -121,15 +120,11 @@ func onlyChanged(files []tools.FileDiagnostics, changed []string) []tools.FileDi
 	return out
 }
 
-// readSmall reads a file of at most maxDiffText bytes; nil otherwise.
+// readSmall reads a regular file of at most maxDiffText bytes, without
+// blocking on a FIFO or reading a device; nil otherwise.
 func readSmall(path string) []byte {
-	f, err := os.Open(path)
+	b, err := confined.ReadPath(path, maxDiffText)
 	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxDiffText+1))
-	if err != nil || len(b) > maxDiffText {
 		return nil
 	}
 	if b == nil {

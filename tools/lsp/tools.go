@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -34,7 +35,31 @@ const (
 	maxSymbols          = 100
 	maxDiagnosticsShown = 100
 	maxHover            = 4000 // runes
+	// MaxLoad is the largest file an LSP tool loads into a buffer (Lua's
+	// max_load: larger files are not opened for a server).
+	MaxLoad = 4 << 20
 )
+
+// loadError refuses, before Neovim is asked, a path that must not be
+// loaded into a buffer: a FIFO (opening it waits for a writer: Neovim
+// froze for 20 s), a device, a directory, or a file over MaxLoad. A
+// missing file is left to the language server's answer.
+func loadError(ws *workspace.Workspace, name, asked, abs string) *tools.Result {
+	fi, err := ws.Sandbox.Stat(abs)
+	if err != nil {
+		return nil
+	}
+	var res tools.Result
+	switch {
+	case !fi.Mode().IsRegular():
+		res = tools.ErrorResult("%s: %s is not a regular file (it is %s); the LSP tools open only regular files", name, asked, confined.TypeName(fi.Mode()))
+	case fi.Size() > MaxLoad:
+		res = tools.ErrorResult("%s: %s is too large for the LSP tools (%d bytes; at most %d MiB are loaded into a buffer)", name, asked, fi.Size(), MaxLoad>>20)
+	default:
+		return nil
+	}
+	return &res
+}
 
 // Tools returns the five read-only LSP tools bound to ws (its editor answers
 // them when it has language servers).
@@ -181,6 +206,9 @@ func (t *positionTool) Run(ctx context.Context, _ tools.Invocation, args json.Ra
 	abs, err := t.ws.Sandbox.Resolve(p.Path)
 	if err != nil {
 		return tools.ErrorResult("%s: %v", t.name, err), nil
+	}
+	if res := loadError(t.ws, t.name, p.Path, abs); res != nil {
+		return *res, nil
 	}
 	ls, fail := servers(t.ws, t.name)
 	if fail != nil {
@@ -348,6 +376,9 @@ func (t *diagnosticsTool) Run(ctx context.Context, _ tools.Invocation, args json
 		abs, err := t.ws.Sandbox.Resolve(p.Path)
 		if err != nil {
 			return tools.ErrorResult("lsp_diagnostics: %v", err), nil
+		}
+		if res := loadError(t.ws, t.Name(), p.Path, abs); res != nil {
+			return *res, nil
 		}
 		q.Path = abs
 	}

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -225,4 +227,49 @@ func TestPatchDiagnosticsInterceptor(t *testing.T) {
 	res = invoke(t, reg, tools.Invocation{}, "patch", `{"operations":[{"path":"../x","content":"y"}]}`)
 	assert.True(t, res.IsError)
 	assert.Len(t, fake.watched, 3, "nothing to watch: no editor call")
+}
+
+// A FIFO, a device, a directory or a huge file in the workspace is refused
+// before Neovim is asked to load it (a FIFO froze Neovim for 20 s); a
+// patch of such a path is not watched for diagnostics either.
+func TestLSPToolsNeverLoadNonRegularFiles(t *testing.T) {
+	fake := &fakeServers{answer: tools.LSPAnswer{Server: "gopls", Hover: "x"}}
+	ws := newWS(t, fake)
+	require.NoError(t, syscall.Mkfifo(filepath.Join(ws.Root, "pipe.go"), 0o644))
+	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(ws.Root, "zero.go")))
+	require.NoError(t, os.Mkdir(filepath.Join(ws.Root, "dir.go"), 0o755))
+	big, err := os.Create(filepath.Join(ws.Root, "big.go"))
+	require.NoError(t, err)
+	require.NoError(t, big.Truncate(MaxLoad+1))
+	require.NoError(t, big.Close())
+	reg, err := tools.NewRegistry(Tools(ws)...)
+	require.NoError(t, err)
+	main := tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain}}
+	for _, tc := range []struct{ path, want string }{
+		{"pipe.go", "pipe.go is not a regular file (it is a FIFO)"},
+		{"dir.go", "dir.go is not a regular file (it is a directory)"},
+		{"big.go", "big.go is too large for the LSP tools"},
+	} {
+		for _, tool := range []string{"lsp_hover", "lsp_definition", "lsp_references"} {
+			res := invoke(t, reg, main, tool, `{"path":"`+tc.path+`","line":1,"column":1}`)
+			assert.True(t, res.IsError, "%s %s", tool, tc.path)
+			assert.Contains(t, res.Content, tc.want, "%s %s", tool, tc.path)
+		}
+		res := invoke(t, reg, main, "lsp_diagnostics", `{"path":"`+tc.path+`"}`)
+		assert.Contains(t, res.Content, tc.want)
+	}
+	res := invoke(t, reg, main, "lsp_hover", `{"path":"zero.go","line":1,"column":1}`)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, "outside the workspace")
+	assert.Empty(t, fake.queries, "Neovim was never asked")
+
+	// A patch of a FIFO is not watched (watching loads the file).
+	patch := PatchDiagnostics(ws)
+	_, _ = patch(t.Context(), main, json.RawMessage(`{"operations":[{"path":"pipe.go","content":"x"},{"path":"main.go","content":"package main\n"}]}`),
+		func(context.Context) (tools.Result, error) { return tools.Result{}, nil })
+	require.Len(t, fake.watched, 1)
+	assert.Equal(t, []string{filepath.Join(ws.Root, "main.go")}, fake.watched[0])
+	start := time.Now()
+	assert.Nil(t, readSmall(filepath.Join(ws.Root, "pipe.go")))
+	assert.Less(t, time.Since(start), time.Second)
 }

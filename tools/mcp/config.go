@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"reflect"
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -36,6 +37,13 @@ type ServerConfig struct {
 	Cwd     string
 	URL     string
 	Headers map[string]string
+	// Type is the entry's type as written ("", "stdio", "http", …); RawEnv
+	// and RawHeaders are env and headers before ${VAR} expansion. The trust
+	// of a project server is bound to these (see printOf); the question
+	// shows them, never an expanded value.
+	Type       string
+	RawEnv     map[string]string
+	RawHeaders map[string]string
 	// Source is SourceSetup, SourceUser or SourceProject; File the file it was read from.
 	Source string
 	File   string
@@ -121,21 +129,38 @@ func ParseSetup(text string, getenv func(string) string) (Options, error) {
 	return o, err
 }
 
-// LoadFile reads a file in the {"mcpServers": {…}} format. A missing file is
-// no servers and no error; any other problem is one line naming the file.
-func LoadFile(path, source string, getenv func(string) string) ([]ServerConfig, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+// MaxConfigFile caps an MCP configuration file (.mcp.json, mcp.json): a
+// larger one is not read.
+const MaxConfigFile = 1 << 20
+
+// Reader reads a configuration file the way Fido reads the files it reads
+// on its own: only a regular file, opened without blocking, at most limit
+// bytes (confined.ReadFile on the workspace for .mcp.json, confined.ReadPath
+// for the user's file). A FIFO, a device or a symlink leading out of its
+// tree is an error, never a read.
+type Reader func(name string, limit int64) ([]byte, error)
+
+// LoadFile reads a file in the {"mcpServers": {…}} format: name is given to
+// read, label names it in messages. A missing file is no servers and no
+// error; any other problem is one line naming the file.
+func LoadFile(read Reader, name, label, source string, getenv func(string) string) ([]ServerConfig, error) {
+	b, err := read(name, MaxConfigFile)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", path, oneLine(err))
+		why := err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			why = pe.Err
+		}
+		return nil, fmt.Errorf("%s: not read: %s; Fido reads only a regular file of at most %d MiB inside the workspace, so none of its servers start", label, oneLine(why), MaxConfigFile>>20)
 	}
 	var f fileJSON
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%s: not valid MCP configuration JSON: %s", path, describeJSONError(b, err))
+		return nil, fmt.Errorf("%s: not valid MCP configuration JSON: %s", label, describeJSONError(b, err))
 	}
-	return convert(f.MCPServers, source, path, getenv)
+	return convert(f.MCPServers, source, label, getenv)
 }
 
 // convert checks each entry and expands ${VAR}; a broken entry is reported
@@ -150,8 +175,9 @@ func convert(m luaMap[serverJSON], source, file string, getenv func(string) stri
 	var errs []string
 	for _, name := range names {
 		s := m[name]
-		c := ServerConfig{Name: name, Source: source, File: file,
-			Command: expand(s.Command, getenv), Cwd: expand(s.Cwd, getenv), URL: expand(s.URL, getenv)}
+		c := ServerConfig{Name: name, Source: source, File: file, Type: s.Type,
+			Command: expand(s.Command, getenv), Cwd: expand(s.Cwd, getenv), URL: expand(s.URL, getenv),
+			RawEnv: copyMap(s.Env), RawHeaders: copyMap(s.Headers)}
 		for _, a := range s.Args {
 			c.Args = append(c.Args, expand(a, getenv))
 		}
@@ -198,6 +224,17 @@ func expand(s string, getenv func(string) string) string {
 		}
 		return m[2]
 	})
+}
+
+func copyMap(m luaMap[string]) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 func expandMap(m luaMap[string], getenv func(string) string) map[string]string {

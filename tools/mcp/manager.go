@@ -34,6 +34,11 @@ type Config struct {
 	// mechanism for every approval): `allow mcp server/tool`, `deny mcp
 	// server`; "Always" choices add such rules.
 	Rules *permission.Store
+	// Guard is the fido executable, which runs each stdio server under its
+	// guard (shell.GuardCommand) so that the server's whole process tree
+	// ends with the host, even when the host is killed. "" runs servers
+	// directly (their process group still ends when the host closes them).
+	Guard string
 	// Transport, when set, replaces every server's transport (tests).
 	Transport func(ServerConfig) sdk.Transport
 }
@@ -42,7 +47,8 @@ type Config struct {
 // project's servers and the approvals of tool calls.
 type Manager struct {
 	cfg       Config
-	servers   []*server // sorted by name
+	listMu    sync.Mutex // guards servers (replaced by Reload)
+	servers   []*server  // sorted by name; read through list()
 	approvals *approvals
 	trust     *trustStore
 
@@ -77,30 +83,44 @@ func New(cfg Config) *Manager {
 	m := &Manager{cfg: cfg}
 	m.approvals = newApprovals(cfg.StateDir, cfg.Options.AutoApprove)
 	m.approvals.rules = cfg.Rules
-	m.trust = &trustStore{dir: cfg.StateDir}
-	for _, sc := range cfg.Options.Servers {
-		m.servers = append(m.servers, newServer(m, sc))
-	}
-	sort.Slice(m.servers, func(i, j int) bool { return m.servers[i].cfg.Name < m.servers[j].cfg.Name })
+	m.trust = &trustStore{dir: cfg.StateDir, root: cfg.Root}
+	m.servers = m.newServers(cfg.Options.Servers)
 	return m
+}
+
+// newServers makes the servers of a configuration, sorted by name.
+func (m *Manager) newServers(list []ServerConfig) []*server {
+	out := make([]*server, 0, len(list))
+	for _, sc := range list {
+		out = append(out, newServer(m, sc))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].cfg.Name < out[j].cfg.Name })
+	return out
+}
+
+// list is the current servers (a copy: Reload may replace them).
+func (m *Manager) list() []*server {
+	m.listMu.Lock()
+	defer m.listMu.Unlock()
+	return append([]*server(nil), m.servers...)
 }
 
 func (m *Manager) logf(format string, args ...any) { m.cfg.Logf(format, args...) }
 func (m *Manager) environ() []string               { return m.cfg.Environ() }
 
 // Empty reports whether no server is configured.
-func (m *Manager) Empty() bool { return len(m.servers) == 0 }
+func (m *Manager) Empty() bool { return len(m.list()) == 0 }
 
-// Start starts every server in parallel; a project's servers start only once
-// the workspace trusts them (asked through p when not yet decided). It
-// returns at once.
+// Start starts every server in parallel; a project's servers start only when
+// the workspace trusts their entries as they are now (asked through p, for
+// the new and changed ones only, when not). It returns at once.
 func (m *Manager) Start(p tools.Prompter) {
 	m.mu.Lock()
 	m.prompter = p
 	m.mu.Unlock()
 	defer m.changedState()
 	var project []*server
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		if s.cfg.Source == SourceProject {
 			project = append(project, s)
 			continue
@@ -110,27 +130,36 @@ func (m *Manager) Start(p tools.Prompter) {
 	if len(project) == 0 {
 		return
 	}
-	switch m.trust.get() {
-	case trustYes:
-		for _, s := range project {
-			go s.startBounded()
-		}
-	case trustNever:
+	st := m.trust.load()
+	if st.never {
 		m.setState(project, StateNeverTrust, "this workspace is set to never start its .mcp.json servers (/mcp trust reset)")
-	default:
-		if p == nil {
-			m.setState(project, StateUntrusted, "not trusted yet")
-			return
-		}
-		// While the question is open, a conversation's first request waits
-		// for the answer (bounded by the start timeout) as for a server starting.
-		for _, s := range project {
-			s.mu.Lock()
-			s.state, s.reason, s.asking = StateUntrusted, "waiting for the answer to the trust question", true
-			s.mu.Unlock()
-		}
-		go m.askTrust(p, project)
+		return
 	}
+	var ask []*server
+	var why []string
+	for _, s := range project {
+		c := st.check(s.cfg, m.cfg.Root)
+		if c.trusted {
+			go s.startBounded()
+			continue
+		}
+		ask, why = append(ask, s), append(why, c.why)
+	}
+	if len(ask) == 0 {
+		return
+	}
+	if p == nil {
+		m.setState(ask, StateUntrusted, "not trusted yet")
+		return
+	}
+	// While the question is open, a conversation's first request waits
+	// for the answer (bounded by the start timeout) as for a server starting.
+	for i, s := range ask {
+		s.mu.Lock()
+		s.state, s.reason, s.asking = StateUntrusted, "waiting for the answer to the trust question ("+why[i]+")", true
+		s.mu.Unlock()
+	}
+	go m.askTrust(p, project, ask, why, st.legacy)
 }
 
 func (m *Manager) setState(list []*server, st State, reason string) {
@@ -158,23 +187,28 @@ const (
 // stray <CR> starts nothing and asks again at the next start).
 var trustChoices = []string{TrustLater, TrustNever, TrustStart}
 
-func (m *Manager) askTrust(p tools.Prompter, project []*server) {
-	var names []string
-	for _, s := range project {
-		c := s.cfg.Command
-		if !s.cfg.Stdio() {
-			c = s.cfg.URL
-		}
-		names = append(names, fmt.Sprintf("%s (%s)", s.cfg.Name, c))
+// askTrust asks about the servers of ask (why: new, or what changed) and
+// starts them when trusted; project is every project server (the trusted
+// others stay recorded).
+func (m *Manager) askTrust(p tools.Prompter, project, ask []*server, why []string, legacy bool) {
+	var names, blocks []string
+	for i, s := range ask {
+		names = append(names, fmt.Sprintf("%s (%s)", s.cfg.Name, why[i]))
+		blocks = append(blocks, describeEntry(s.cfg, why[i]))
 	}
 	prompt := fmt.Sprintf("The project's .mcp.json wants to start MCP servers: %s. Start them?", joinShort(names, 400))
+	info := []string{"MCP servers from .mcp.json in " + m.cfg.Root + ": each runs as a program with your rights",
+		"the answer covers exactly these entries; any change to one (command, args, env, cwd, or a workspace file it runs) asks again"}
+	if legacy {
+		info = append(info, "an earlier Fido recorded only \"trusted\" for this workspace, not which commands; so it asks again")
+	}
 	q := tools.Question{
-		Prompt:     fmt.Sprintf("Start the %d MCP server(s) this project's .mcp.json names? (shown above)", len(project)),
+		Prompt:     fmt.Sprintf("Start the %d MCP server(s) this project's .mcp.json names? (shown above)", len(ask)),
 		Items:      trustChoices,
 		Safe:       0,
 		Approval:   true,
-		Detail:     strings.Join(names, "\n"),
-		DetailInfo: []string{"MCP servers from .mcp.json in " + m.cfg.Root + ": each runs as a program with your rights"},
+		Detail:     strings.Join(blocks, "\n"),
+		DetailInfo: info,
 	}
 	answer := ""
 	if idx, err := tools.AskQuestion(context.Background(), p, q, prompt); err == nil && idx >= 0 && idx < len(q.Items) {
@@ -182,10 +216,18 @@ func (m *Manager) askTrust(p tools.Prompter, project []*server) {
 	}
 	switch answer {
 	case TrustStart:
-		if err := m.trust.set(trustYes); err != nil {
+		keep := map[string]bool{}
+		for _, s := range project {
+			keep[s.cfg.Name] = true
+		}
+		list := make([]ServerConfig, len(ask))
+		for i, s := range ask {
+			list[i] = s.cfg
+		}
+		if err := m.trust.trust(list, keep); err != nil {
 			m.cfg.Notify("MCP trust could not be saved: "+err.Error(), true)
 		}
-		for _, s := range project {
+		for _, s := range ask {
 			s.mu.Lock()
 			s.state, s.reason, s.asking = StateStarting, "", false
 			s.mu.Unlock()
@@ -193,18 +235,18 @@ func (m *Manager) askTrust(p tools.Prompter, project []*server) {
 		}
 		m.changedState()
 	case TrustNever:
-		if err := m.trust.set(trustNever); err != nil {
+		if err := m.trust.setNever(); err != nil {
 			m.cfg.Notify("MCP trust could not be saved: "+err.Error(), true)
 		}
-		m.setState(project, StateNeverTrust, "never for this workspace (/mcp trust reset)")
+		m.setState(ask, StateNeverTrust, "never for this workspace (/mcp trust reset)")
 	default:
-		m.setState(project, StateUntrusted, "not trusted yet (asked again next start; /mcp trust reset)")
+		m.setState(ask, StateUntrusted, "not trusted yet (asked again next start; /mcp trust reset)")
 	}
 }
 
-// ResetTrust forgets the workspace's trust decision; the question comes
+// ResetTrust forgets the workspace's trust answers; the question comes
 // again at the next start.
-func (m *Manager) ResetTrust() error { return m.trust.set(trustUnset) }
+func (m *Manager) ResetTrust() error { return m.trust.reset() }
 
 // changedState tells the UI a state changed and, when a conversation's
 // catalog is already fixed, that new tools wait for /mcp reload.
@@ -268,7 +310,8 @@ func (m *Manager) toolsChanged(name string) {
 func (m *Manager) Catalog(ctx context.Context) ([]tools.Tool, []string) {
 	deadline := time.NewTimer(m.cfg.Options.StartTimeout)
 	defer deadline.Stop()
-	for _, s := range m.servers {
+	servers := m.list()
+	for _, s := range servers {
 		s.mu.Lock()
 		ready, starting := s.ready, s.state == StateStarting || s.asking
 		s.mu.Unlock()
@@ -285,7 +328,7 @@ func (m *Manager) Catalog(ctx context.Context) ([]tools.Tool, []string) {
 	// so serverReady sees either this catalog with the server in it, or none.
 	var entries []catalogEntry
 	m.mu.Lock()
-	for _, s := range m.servers {
+	for _, s := range servers {
 		s.mu.Lock()
 		if s.state == StateReady || s.state == StateCrashed {
 			for _, t := range s.tools {
@@ -320,8 +363,9 @@ type ServerStatus struct {
 
 // Status lists every server's state, sorted by name.
 func (m *Manager) Status() []ServerStatus {
-	out := make([]ServerStatus, 0, len(m.servers))
-	for _, s := range m.servers {
+	servers := m.list()
+	out := make([]ServerStatus, 0, len(servers))
+	for _, s := range servers {
 		s.mu.Lock()
 		out = append(out, ServerStatus{Name: s.cfg.Name, Source: s.cfg.Source, File: s.cfg.File, State: s.state,
 			Reason: s.reason, Tools: len(s.tools), Prompts: len(s.prompts), Restarts: s.restarts})
@@ -350,16 +394,54 @@ func (m *Manager) Close() {
 	}
 	m.closed = true
 	m.mu.Unlock()
+	closeAll(m.list())
+}
+
+// closeAll ends the servers (each one's whole process tree), in parallel.
+func closeAll(list []*server) {
 	var wg sync.WaitGroup
-	for _, s := range m.servers {
+	for _, s := range list {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.close() }()
 	}
 	wg.Wait()
 }
 
+// Reload restarts MCP from a configuration read again (servers: every
+// source merged): each running server's whole process tree is ended, then
+// the servers start as at Start — a project's only when their entries, as
+// they are now, are trusted (asked through the prompter given to Start when
+// not). A conversation takes their tools at its next catalog.
+func (m *Manager) Reload(servers []ServerConfig) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	p := m.prompter
+	m.mu.Unlock()
+	fresh := m.newServers(servers)
+	m.listMu.Lock()
+	old := m.servers
+	m.servers = fresh
+	m.listMu.Unlock()
+	closeAll(old)
+	m.mu.Lock()
+	closed := m.closed
+	// No conversation has these servers' tools yet: their readiness is no
+	// "late" news until the next catalog.
+	m.snapshots, m.pendingNew = 0, false
+	m.mu.Unlock()
+	if closed { // Close ran meanwhile and may have missed them
+		closeAll(fresh)
+		return
+	}
+	m.logf("mcp: reloaded; %d servers configured", len(fresh))
+	m.Start(p)
+}
+
 func (m *Manager) server(name string) *server {
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		if s.cfg.Name == name {
 			return s
 		}

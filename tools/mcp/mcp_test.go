@@ -321,7 +321,7 @@ func TestProjectServersWaitForTrust(t *testing.T) {
 	m := newM(p)
 	require.Eventually(t, func() bool { return p.asked() == 1 }, 3*time.Second, 10*time.Millisecond)
 	assert.Equal(t, []string{TrustLater, TrustNever, TrustStart}, p.items[0], "least permissive first")
-	assert.Contains(t, p.prompts[0], "proj (x)")
+	assert.Contains(t, p.prompts[0], "proj (new)")
 	require.Eventually(t, func() bool { return strings.Contains(m.Status()[0].Reason, "not trusted yet") }, 3*time.Second, 10*time.Millisecond)
 	assert.Equal(t, StateUntrusted, m.Status()[0].State)
 
@@ -509,7 +509,7 @@ func TestMCPQuestionsAreApprovalsWithTheSafeChoiceFirst(t *testing.T) {
 	tp.mu.Unlock()
 	assert.True(t, tq.Approval)
 	assert.Equal(t, TrustLater, tq.Items[tq.Safe])
-	assert.Equal(t, "proj (x)", tq.Detail)
+	assert.Equal(t, "proj (new)\n  runs: x\n  in:   the workspace root", tq.Detail)
 }
 
 // A description is the server's name and the tool's text, at most

@@ -4,7 +4,7 @@ package mcp
 
 import "os/exec"
 
-func ownGroup(*exec.Cmd) {}
+func ownGroup(cmd *exec.Cmd, _ string) *exec.Cmd { return cmd }
 
 func endGroup(cmd *exec.Cmd) {
 	if cmd != nil && cmd.Process != nil {

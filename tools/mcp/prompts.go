@@ -26,7 +26,7 @@ func (p PromptInfo) Command() string { return PromptCommandPrefix + p.Server + "
 // Prompts lists the prompts of every ready server, by server then name.
 func (m *Manager) Prompts() []PromptInfo {
 	var out []PromptInfo
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		s.mu.Lock()
 		if s.state == StateReady {
 			for _, p := range s.prompts {
@@ -112,7 +112,7 @@ func (m *Manager) GetPrompt(ctx context.Context, command string, args []string) 
 
 // StatusLines describes every server for /mcp and :checkhealth.
 func (m *Manager) StatusLines() []string {
-	if len(m.servers) == 0 {
+	if m.Empty() {
 		return []string{"no MCP servers configured (setup({ mcp = { servers = … } }), $XDG_CONFIG_HOME/fido/mcp.json or .mcp.json)"}
 	}
 	var out []string

@@ -236,7 +236,8 @@ func (s *server) refreshTools() {
 }
 
 // command builds the stdio server's process: workspace root (or its cwd
-// under it), the user's environment minus Fido's keys, its own process group.
+// under it), the user's environment minus Fido's keys, under the guard in a
+// process group of its own.
 func (s *server) command() *exec.Cmd {
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 	cmd.Dir = s.m.cfg.Root
@@ -248,8 +249,7 @@ func (s *server) command() *exec.Cmd {
 	}
 	cmd.Env = serverEnv(s.m.environ(), s.cfg.Env)
 	cmd.Stderr = s.stderr
-	ownGroup(cmd)
-	return cmd
+	return ownGroup(cmd, s.m.cfg.Guard)
 }
 
 // serverEnv is base without Fido's keys (unless env names them), plus env.

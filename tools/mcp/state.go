@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,56 +17,6 @@ const (
 	trustFile     = "mcp-trust.json"
 	approvalsFile = "mcp-approvals.json"
 )
-
-type trustDecision string
-
-const (
-	trustUnset trustDecision = ""
-	trustYes   trustDecision = "trusted"
-	trustNever trustDecision = "never"
-)
-
-// trustStore remembers whether the workspace's .mcp.json servers may start.
-type trustStore struct {
-	mu  sync.Mutex
-	dir string
-}
-
-func (t *trustStore) get() trustDecision {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.dir == "" {
-		return trustUnset
-	}
-	var v struct {
-		Project trustDecision `json:"project"`
-	}
-	b, err := os.ReadFile(filepath.Join(t.dir, trustFile))
-	if err != nil || json.Unmarshal(b, &v) != nil {
-		return trustUnset
-	}
-	return v.Project
-}
-
-func (t *trustStore) set(d trustDecision) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.dir == "" {
-		return errors.New("no state directory")
-	}
-	path := filepath.Join(t.dir, trustFile)
-	if d == trustUnset {
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	b, _ := json.Marshal(map[string]trustDecision{"project": d})
-	if err := os.MkdirAll(t.dir, 0o755); err != nil {
-		return err
-	}
-	return workspace.WriteFileAtomic(path, b, 0o644)
-}
 
 // approvals answers whether a server tool may run without asking: auto
 // approve patterns ("server/tool", "server/*"), this session's "always", and

@@ -17,6 +17,9 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/shell"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,6 +27,9 @@ import (
 // TestMain lets the test binary serve as a stdio MCP server when
 // FIDO_MCP_TEST_SERVER is set: a real child process for the stdio transport.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == shell.GuardCommand {
+		os.Exit(shell.RunGuard(os.Args[2:]))
+	}
 	if os.Getenv("FIDO_MCP_TEST_SERVER") == "1" {
 		srv := sdk.NewServer(&sdk.Implementation{Name: "child", Version: "1"}, nil)
 		sdk.AddTool(srv, &sdk.Tool{Name: "env", Description: "Reports its environment."},
@@ -67,8 +73,11 @@ func TestStdioServerEnvironmentCwdAndCrash(t *testing.T) {
 	root := t.TempDir()
 	var logged atomic.Value
 	logged.Store("")
+	exe, err := os.Executable()
+	require.NoError(t, err)
 	m := New(Config{
 		Options:  Options{Servers: []ServerConfig{childServer(t, map[string]string{"NAMED": "${FIDO_TEST_NAMED}", "TAVILY_API_KEY": "given"})}, AutoApprove: []string{"child/*"}},
+		Guard:    exe, // under the guard, as the host runs servers
 		Root:     root,
 		StateDir: t.TempDir(),
 		Environ: func() []string {
@@ -146,27 +155,28 @@ func TestConfigFiles(t *testing.T) {
 		"web": {"type": "http", "url": "https://example.invalid/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
 		"bad": {"type": "sse", "url": "https://x"}
 	}}`), 0o644))
-	list, err := LoadFile(good, SourceProject, env)
+	list, err := LoadFile(confined.ReadPath, good, good, SourceProject, env)
 	require.Error(t, err, "the bad entry is reported")
 	assert.Equal(t, good+`: server "bad": type "sse" is not supported (use stdio or http)`, err.Error())
 	require.Len(t, list, 2, "the other servers still start")
-	assert.Equal(t, ServerConfig{Name: "files", Command: "/opt/bin/files", Args: []string{"--root", "."}, Env: map[string]string{"K": "t0k"}, Source: SourceProject, File: good}, list[0])
+	assert.Equal(t, ServerConfig{Name: "files", Command: "/opt/bin/files", Args: []string{"--root", "."}, Env: map[string]string{"K": "t0k"},
+		RawEnv: map[string]string{"K": "${TOKEN}"}, Source: SourceProject, File: good}, list[0])
 	assert.Equal(t, "Bearer t0k", list[1].Headers["Authorization"])
 	assert.False(t, list[1].Stdio())
 
 	broken := filepath.Join(dir, "broken.json")
 	require.NoError(t, os.WriteFile(broken, []byte("{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"a\",}\n  }\n}"), 0o644))
-	_, err = LoadFile(broken, SourceUser, env)
+	_, err = LoadFile(confined.ReadPath, broken, broken, SourceUser, env)
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "\n")
 	assert.True(t, strings.HasPrefix(err.Error(), broken+": not valid MCP configuration JSON: line 3"), err.Error())
 
 	wrong := filepath.Join(dir, "wrong.json")
 	require.NoError(t, os.WriteFile(wrong, []byte(`{"mcpServers": {"x": {"command": "a", "args": "not a list"}}}`), 0o644))
-	_, err = LoadFile(wrong, SourceUser, env)
+	_, err = LoadFile(confined.ReadPath, wrong, wrong, SourceUser, env)
 	assert.ErrorContains(t, err, "mcpServers.args must be a list, not string")
 
-	none, err := LoadFile(filepath.Join(dir, "absent.json"), SourceUser, env)
+	none, err := LoadFile(confined.ReadPath, filepath.Join(dir, "absent.json"), "absent.json", SourceUser, env)
 	assert.NoError(t, err)
 	assert.Nil(t, none)
 
@@ -199,11 +209,18 @@ func TestConfigFiles(t *testing.T) {
 }
 
 // Ending the manager (the host ending) ends the server's whole process group,
-// children it started included.
+// children it started included, with and without the guard.
 func TestCloseEndsTheServersProcessGroup(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	t.Run("direct", func(t *testing.T) { closeEndsGroup(t, "") })
+	t.Run("guarded", func(t *testing.T) { closeEndsGroup(t, exe) })
+}
+
+func closeEndsGroup(t *testing.T, guard string) {
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	cfg := childServer(t, map[string]string{"FIDO_MCP_TEST_GRANDCHILD": pidFile})
-	m := New(Config{Options: Options{Servers: []ServerConfig{cfg}}, Root: t.TempDir(), StateDir: t.TempDir()})
+	m := New(Config{Options: Options{Servers: []ServerConfig{cfg}}, Guard: guard, Root: t.TempDir(), StateDir: t.TempDir()})
 	m.Start(nil)
 	list, _ := m.Catalog(context.Background())
 	require.NotEmpty(t, list)
@@ -220,4 +237,57 @@ func TestCloseEndsTheServersProcessGroup(t *testing.T) {
 	m.Close()
 	assert.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 5*time.Second, 20*time.Millisecond,
 		"the grandchild ended with the group")
+}
+
+// .mcp.json in a hostile clone: a FIFO, a symlink to /dev/zero, a sparse
+// 4 GB file, a symlink leading out of the workspace. Each is refused at
+// once with one clear line, read as the host reads it (regular files inside
+// the workspace only, at most MaxConfigFile).
+func TestHostileProjectConfigFileIsNotRead(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "real.json")
+	require.NoError(t, os.WriteFile(outside, []byte(`{"mcpServers": {"x": {"command": "sh"}}}`), 0o644))
+	for _, tc := range []struct {
+		name string
+		make func(p string) error
+		want string
+	}{
+		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "not a regular file (it is a FIFO)"},
+		{"dev zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "resolves outside"},
+		{"sparse", func(p string) error {
+			f, err := os.Create(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return f.Truncate(4 << 30)
+		}, "file too large: 4294967296 bytes"},
+		{"outside", func(p string) error { return os.Symlink(outside, p) }, "resolves outside"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			if err := tc.make(filepath.Join(ws, ".mcp.json")); err != nil {
+				t.Skipf("cannot make the file: %v", err)
+			}
+			root, err := os.OpenRoot(ws)
+			require.NoError(t, err)
+			defer root.Close()
+			read := func(name string, limit int64) ([]byte, error) { return confined.ReadFile(root, name, limit) }
+			done := make(chan struct{})
+			var list []ServerConfig
+			go func() {
+				defer close(done)
+				list, err = LoadFile(read, ".mcp.json", filepath.Join(ws, ".mcp.json"), SourceProject, os.Getenv)
+			}()
+			select {
+			case <-done:
+			case <-time.After(2 * time.Second):
+				t.Fatal("reading .mcp.json did not return")
+			}
+			assert.Empty(t, list)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "none of its servers start")
+			assert.NotContains(t, err.Error(), "\n")
+		})
+	}
 }

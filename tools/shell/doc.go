@@ -7,6 +7,9 @@
 // processes that escaped its session; when the host exits, KillProcesses
 // ends whatever any command left running. BecomeSubreaper and
 // ProtectProcess harden the host process itself (cmd/fido calls them).
+// Guarded and RunGuard (`fido mcp-guard`) run a long-lived helper (an MCP
+// server) under a guard process that ends the helper's whole tree when the
+// helper exits, when asked, and when the host dies, even by SIGKILL.
 //
 // Running commands needs a Unix system: bash_exec_unix.go and procs_linux.go
 // hold the mechanics, and on other systems (bash_exec_other.go,

@@ -159,8 +159,20 @@ func killSessionTrees(sessions map[int]bool) int {
 	if len(sessions) == 0 {
 		return 0
 	}
+	targets := treeOf(readProcs(), func(p procEntry) bool { return sessions[p.sid] })
+	n := 0
+	for _, pid := range targets {
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// treeOf lists the live processes that match root and all their
+// descendants (this process and init never), from one snapshot.
+func treeOf(procs []procEntry, root func(procEntry) bool) []int {
 	me := os.Getpid()
-	procs := readProcs()
 	children := map[int][]procEntry{}
 	for _, p := range procs {
 		children[p.ppid] = append(children[p.ppid], p)
@@ -181,15 +193,63 @@ func killSessionTrees(sessions map[int]bool) int {
 		}
 	}
 	for _, p := range procs {
-		if sessions[p.sid] {
+		if root(p) {
 			add(p)
 		}
 	}
-	n := 0
-	for _, pid := range targets {
-		if syscall.Kill(pid, syscall.SIGKILL) == nil {
-			n++
+	return targets
+}
+
+// endOwnTree ends, with SIGKILL, every process below this one (it is their
+// child subreaper, so even those that escaped with setsid or a double fork
+// are still below it) and every other member of its process group, and
+// reaps them. It repeats until nothing is left (a killed process's children
+// come back to this one), for at most within, and returns the number killed.
+func endOwnTree(within time.Duration) int {
+	me := os.Getpid()
+	pgid := syscall.Getpgrp()
+	killed := map[int]bool{}
+	deadline := time.Now().Add(within)
+	for {
+		procs := readProcs()
+		targets := treeOf(procs, func(p procEntry) bool { return p.ppid == me || (p.pgid == pgid && pgid != 1) })
+		for _, pid := range targets {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed[pid] = true
+			}
+		}
+		reapChildren()
+		if len(targets) == 0 || time.Now().After(deadline) {
+			return len(killed)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// reapChildren collects every child of this process that has exited.
+func reapChildren() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
 		}
 	}
-	return n
+}
+
+// parentGoneSignal is what a guard asks the kernel to send it when the
+// thread that started it ends (PR_SET_PDEATHSIG): the guard then checks
+// whether the host itself is gone.
+func setParentGoneSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGUSR1 }
+
+// reapExitedExcept collects the exited children of this process other than
+// pid (re-parented orphans that died), leaving pid to its own Wait.
+func reapExitedExcept(pid int) {
+	me := os.Getpid()
+	for _, p := range readProcs() {
+		if p.ppid == me && p.zombie && p.pid != pid {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+		}
+	}
 }

@@ -36,7 +36,7 @@ func (ws *Workspace) RevertLast(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", e.Path, err)
 	}
-	if err := ws.Sandbox.GitDirError(e.Path, abs); err != nil {
+	if err := ws.Sandbox.ProtectedError(e.Path, abs); err != nil {
 		return "", err
 	}
 	if e.Pending && ws.NeverApplied(e, abs) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -419,20 +418,6 @@ func (s *Sandbox) LogSkip(name string, err error) {
 		return
 	}
 	s.Logf("skipped %s: %v", name, err)
-}
-
-// GitDirError refuses a mutation whose path, as asked or as resolved through
-// symlinks, has a component named .git (any case): git's own files (config,
-// hooks) can make git run commands, which would bypass approval.
-func (s *Sandbox) GitDirError(asked, abs string) error {
-	for _, p := range []string{filepath.ToSlash(asked), s.Rel(abs)} {
-		for _, c := range strings.Split(path.Clean(p), "/") {
-			if strings.EqualFold(c, ".git") {
-				return fmt.Errorf("%s is inside .git/; Fido never changes git's own files (its config and hooks can make git run commands); nothing was changed", asked)
-			}
-		}
-	}
-	return nil
 }
 
 func splitSlash(p string) []string {

@@ -1,7 +1,0 @@
-//go:build unix && !linux
-
-package mcp
-
-import "syscall"
-
-func setParentDeathSignal(*syscall.SysProcAttr) {}
