@@ -18,14 +18,15 @@ var escalates = map[string]bool{
 // shells read commands from -c or their input.
 var shells = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true,
-	"fish": true, "csh": true, "tcsh": true, "busybox": true,
+	"fish": true, "csh": true, "tcsh": true,
 }
 
 // runsCommands run a command line built from their arguments or input in a
 // way Fido does not follow: always asked, whatever the rules.
 var runsCommands = set(`xargs parallel sem watch flock script strace ltrace gdb lldb valgrind unshare
 	nsenter chroot systemd-run firejail bwrap proot fakeroot fakechroot xvfb-run dbus-run-session
-	ssh-agent unbuffer expect entr rlwrap torsocks proxychains proxychains4 caffeinate`)
+	ssh-agent unbuffer expect entr rlwrap torsocks proxychains proxychains4 caffeinate dc ed tmux screen
+	at batch crontab socat`)
 
 // changesDir are the builtins after which a relative path no longer means
 // the workspace.
@@ -174,6 +175,7 @@ var wrappers = map[string]wrapperSpec{
 		envAssigns: true,
 	},
 	"command": {flags: "pvV"},
+	"busybox": {},
 	"builtin": {},
 	"exec":    {flags: "cl", withArg: "a"},
 	"nice":    {withArg: "n", longArg: []string{"adjustment"}, long: []string{"help", "version"}, digits: true},
@@ -265,7 +267,7 @@ var dangerousNames = set(`PATH IFS ENV BASH_ENV SHELLOPTS BASHOPTS PS0 PS1 PS2 P
 	GONOSUMDB GONOSUMCHECK GONOPROXY GOPRIVATE GOINSECURE GOWORK GOEXPERIMENT GOCOVERDIR
 	CLASSPATH GNUPGHOME WGETRC INPUTRC PHPRC MYVIMRC MYGVIMRC IRBRC GEMRC PSQLRC SCREENRC NETRC
 	GZIP BZIP BZIP2 XZ_DEFAULTS ZIP ZIPOPT UNZIP UNZIPOPT PHP_INI_SCAN_DIR HOSTALIASES TERMINFO
-	KUBECONFIG LOCPATH GCONV_PATH NLSPATH`)
+	KUBECONFIG LOCPATH GCONV_PATH NLSPATH ZDOTDIR GLIBC_TUNABLES VIRTUAL_ENV`)
 
 // harmlessVariables match a pattern below but only tune output or
 // metadata.
@@ -278,7 +280,8 @@ var dangerousPrefixes = []string{
 	"RUSTC", "RUSTDOC", "RUSTUP_", "CGO_", "LESS", "MAN", "MAKE", "XDG_", "SSH_", "GNUPG", "GPG_",
 	"DOCKER_", "KUBE", "AWS_", "LUA_", "VIM", "NVIM_", "JAVA", "_JAVA", "JDK_", "MAVEN_", "GRADLE_",
 	"TAR_", "RIPGREP_", "FZF_", "SUDO_", "GEM_", "BUNDLE_", "COMPOSER_", "RSYNC_", "CURL_",
-	"OPENSSL_", "SYSTEMD_", "DENO_", "BUN_", "COREPACK_", "R_",
+	"OPENSSL_", "SYSTEMD_", "DENO_", "BUN_", "COREPACK_", "R_", "UV_", "POETRY_", "PIPENV_", "CONDA_",
+	"DOTNET_", "HATCH_", "PDM_",
 }
 
 var dangerousSuffixes = []string{

@@ -408,11 +408,16 @@ func (a *analysis) test(x syntax.TestExpr) {
 	}
 }
 
-// numberWord: a test operand that is a plain integer.
+// numberWord: a test operand that is a plain integer (or $#, ${#x} …).
 func numberWord(x syntax.TestExpr) bool {
 	w, ok := x.(*syntax.Word)
 	if !ok {
 		return false
+	}
+	if len(w.Parts) == 1 {
+		if p, ok := w.Parts[0].(*syntax.ParamExp); ok {
+			return numericParam(p)
+		}
 	}
 	l := literalWord(w)
 	return l.literal && isNumber(strings.TrimPrefix(strings.TrimPrefix(l.text, "-"), "+"))

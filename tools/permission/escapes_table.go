@@ -17,8 +17,11 @@ var escapes = map[string]func(*call){
 	"npm": checkNpm, "pnpm": checkNpm, "yarn": checkNpm, "npx": checkNpm, "bun": checkNpm, "bunx": checkNpm,
 	"deno": checkDeno,
 	"less": checkLess, "man": checkMan,
-	"vim": checkVim, "nvim": checkVim, "vi": checkVim, "ex": checkVim, "view": checkVim, "vimdiff": checkVim,
-	"gvim": checkVim, "rvim": checkVim, "emacs": checkEmacs,
+	"vim": checkEditor, "nvim": checkEditor, "vi": checkEditor, "ex": checkEditor, "view": checkEditor,
+	"vimdiff": checkEditor, "gvim": checkEditor, "rvim": checkEditor, "emacs": checkEditor, "nano": checkEditor,
+	"psql": checkDatabaseClient, "mysql": checkDatabaseClient, "mariadb": checkDatabaseClient,
+	"nc": checkNetcat, "ncat": checkNetcat, "netcat": checkNetcat, "pandoc": checkPandoc,
+	"shuf": checkShuf, "uniq": checkUniq, "iconv": checkIconv,
 	"node": checkNode, "nodejs": checkNode, "perl": checkPerl, "ruby": checkRuby, "php": checkPhp,
 	"lua": checkLua, "luajit": checkLua, "Rscript": checkRscript,
 	"zip": checkZip, "unzip": checkUnzip, "rsync": checkRsync,
@@ -848,38 +851,66 @@ func checkMan(c *call) {
 	}
 }
 
-var vimSafe = set("-R -M -m -n -N -b -d -r -L -h --help --version -v -e -E -Z -A -H -F -y --clean --noplugin -")
+// checkEditor: an editor run by a command reads its commands from its
+// arguments (-c, +cmd, -S …) or from its input (ex mode, keys from a
+// here-document), and :! runs a shell; only --version and --help run
+// unasked.
+func checkEditor(c *call) {
+	if len(c.ws) == 2 && c.ws[1].literal && (c.ws[1].text == "--version" || c.ws[1].text == "--help" || c.ws[1].text == "-h") {
+		return
+	}
+	c.flag(min(1, c.last()), "%s runs editor commands from its arguments or input (:! runs a shell) and writes files", c.name)
+}
 
-func checkVim(c *call) {
+// checkDatabaseClient: psql, mysql: \! and system run a shell.
+func checkDatabaseClient(c *call) {
+	if len(c.ws) == 2 && c.ws[1].literal && (c.ws[1].text == "--version" || c.ws[1].text == "--help" || c.ws[1].text == "-V") {
+		return
+	}
+	c.flag(min(1, c.last()), "%s runs client commands from its arguments or input (\\! runs a shell)", c.name)
+}
+
+func checkNetcat(c *call) {
 	for i := 1; i < len(c.ws); i++ {
-		w := c.ws[i]
-		if !w.literal {
-			if c.a.mayBeOption(w) || strings.HasPrefix(w.text, "+") {
-				c.flag(i, "an argument of %s is computed at run time and may be an option", c.name)
-			}
-			continue
-		}
-		if w.text == "--" {
-			return
-		}
-		if (strings.HasPrefix(w.text, "-") || strings.HasPrefix(w.text, "+")) && !vimSafe[w.text] {
-			c.flag(i, "%s %s runs commands or scripts, or writes files", c.name, w.text)
+		t := c.ws[i].text
+		if !c.ws[i].literal || strings.HasPrefix(t, "--") && (strings.Contains(t, "exec") || strings.Contains(t, "sh-")) ||
+			strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") && strings.ContainsAny(t, "ec") {
+			c.flag(i, "%s %s runs a program for the connection", c.name, t)
 		}
 	}
 }
 
-var emacsSafe = set("-Q -q -nw --no-init-file --no-site-file --no-splash --version --help")
+func checkPandoc(c *call) {
+	spec := optSpec{short: "oFLtfwMVdA", long: []string{"output", "filter", "lua-filter", "to", "from", "read", "write",
+		"metadata", "variable", "defaults", "extract-media", "data-dir", "template", "resource-path"}, abbrev: true}
+	for _, o := range c.parse(spec, 1).opts {
+		switch {
+		case o.is(spec, "-F", "filter", "-L", "lua-filter", "-d", "defaults", "data-dir"):
+			c.flag(o.vat, "pandoc %s runs a filter program or reads options Fido does not check", o.name())
+		case o.is(spec, "-o", "output", "extract-media"):
+			c.writeOpt(o)
+		}
+	}
+}
 
-func checkEmacs(c *call) {
-	for i := 1; i < len(c.ws); i++ {
-		w := c.ws[i]
-		if !w.literal {
-			c.flag(i, "an argument of emacs is computed at run time and may be an option")
-			continue
-		}
-		if (strings.HasPrefix(w.text, "-") || strings.HasPrefix(w.text, "+")) && !emacsSafe[w.text] {
-			c.flag(i, "emacs %s runs code or writes files", w.text)
-		}
+func checkShuf(c *call) {
+	spec := optSpec{short: "oinz", long: []string{"output", "input-range", "head-count", "random-source"}, abbrev: true}
+	if o, ok := c.parse(spec, 1).has(spec, "-o", "output"); ok {
+		c.writeOpt(o)
+	}
+}
+
+func checkUniq(c *call) {
+	spec := optSpec{short: "fsw", long: []string{"skip-fields", "skip-chars", "check-chars"}, longOpt: []string{"all-repeated", "group"}, abbrev: true}
+	if p := c.parse(spec, 1); len(p.operands) > 1 {
+		c.writeWord(p.operands[1])
+	}
+}
+
+func checkIconv(c *call) {
+	spec := optSpec{short: "oft", long: []string{"output", "from-code", "to-code"}, abbrev: true}
+	if o, ok := c.parse(spec, 1).has(spec, "-o", "output"); ok {
+		c.writeOpt(o)
 	}
 }
 
@@ -888,7 +919,25 @@ func checkEmacs(c *call) {
 // interpreterCode reads the options of an interpreter up to its script:
 // code is the letters of options whose value is code to run, values the
 // other options with a value.
-func (c *call) interpreterCode(code, values string, long map[string]bool) (script int) {
+func (c *call) interpreterCode(code, values string, long map[string]bool) {
+	if k := c.interpreterScript(code, values, long); k >= len(c.ws) || c.ws[k].literal && c.ws[k].text == "-" {
+		c.readsProgram()
+	}
+}
+
+// readsProgram flags an interpreter run without a script: it reads its
+// program from its input (a here-document, a pipe).
+func (c *call) readsProgram() {
+	for _, w := range c.ws[1:] {
+		switch w.text {
+		case "--version", "-V", "--help", "-h", "-v":
+			return
+		}
+	}
+	c.flag(c.last(), "%s without a script reads its program from its input", c.name)
+}
+
+func (c *call) interpreterScript(code, values string, long map[string]bool) (script int) {
 	for i := 1; i < len(c.ws); i++ {
 		w := c.ws[i]
 		if !w.literal {
@@ -941,7 +990,11 @@ func checkPython(c *call) {
 			return
 		}
 		t := w.text
-		if !strings.HasPrefix(t, "-") || t == "-" || t == "--" {
+		if t == "-" || t == "--" && (i+1 >= len(c.ws) || c.ws[i+1].text == "-") {
+			c.readsProgram()
+			return
+		}
+		if !strings.HasPrefix(t, "-") || t == "--" {
 			return
 		}
 		if strings.HasPrefix(t, "--") {
@@ -962,6 +1015,7 @@ func checkPython(c *call) {
 			}
 		}
 	}
+	c.readsProgram()
 }
 
 func checkNode(c *call) {
@@ -981,7 +1035,11 @@ func checkPerl(c *call) {
 			return
 		}
 		t := w.text
-		if !strings.HasPrefix(t, "-") || t == "-" || t == "--" {
+		if t == "-" || t == "--" && i+1 >= len(c.ws) {
+			c.readsProgram()
+			return
+		}
+		if !strings.HasPrefix(t, "-") || t == "--" {
 			return
 		}
 		switch {
@@ -1006,6 +1064,7 @@ func checkPerl(c *call) {
 			i++
 		}
 	}
+	c.readsProgram()
 }
 
 func checkRuby(c *call) {
@@ -1401,7 +1460,7 @@ func checkCompress(c *call) {
 }
 
 func checkSqlite(c *call) {
-	db := false
+	db, sql := false, false
 	for i := 1; i < len(c.ws); i++ {
 		w := c.ws[i]
 		switch {
@@ -1412,6 +1471,7 @@ func checkSqlite(c *call) {
 			if i+1 < len(c.ws) {
 				i++
 				c.sqliteText(i)
+				sql = true
 			}
 		case w.literal && strings.HasPrefix(w.text, "-"):
 			switch strings.TrimLeft(w.text, "-") {
@@ -1423,7 +1483,11 @@ func checkSqlite(c *call) {
 			db = true
 		default:
 			c.sqliteText(i)
+			sql = true
 		}
+	}
+	if !sql {
+		c.flag(c.last(), "sqlite3 without SQL reads commands (.shell, .system) from its input")
 	}
 }
 

@@ -13,6 +13,11 @@ import (
 func pureArith(x syntax.ArithmExpr) bool {
 	switch x := x.(type) {
 	case *syntax.Word:
+		if len(x.Parts) == 1 {
+			if p, ok := x.Parts[0].(*syntax.ParamExp); ok {
+				return numericParam(p)
+			}
+		}
 		w := literalWord(x)
 		return w.literal && isNumber(w.text)
 	case *syntax.BinaryArithm:
@@ -29,6 +34,22 @@ func pureArith(x syntax.ArithmExpr) bool {
 		return pureArith(x.X)
 	case *syntax.ParenArithm:
 		return pureArith(x.X)
+	}
+	return false
+}
+
+// numericParam: an expansion that is always a number: $#, $?, $$, $!
+// and ${#x}.
+func numericParam(p *syntax.ParamExp) bool {
+	if p.Param == nil || p.Excl || p.Slice != nil || p.Repl != nil || p.Exp != nil || p.Names != 0 {
+		return false
+	}
+	if p.Length {
+		return p.Index == nil || allIndex(p.Index) || pureArith(p.Index)
+	}
+	switch p.Param.Value {
+	case "#", "?", "$", "!":
+		return p.Index == nil
 	}
 	return false
 }
