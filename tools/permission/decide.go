@@ -154,6 +154,22 @@ type analysis struct {
 	// splitOnly are the IFS= assignments before read, which only split
 	// what read reads.
 	splitOnly map[*syntax.Assign]bool
+	// stack holds the nodes from the root to the one being visited.
+	stack []syntax.Node
+	// cds counts the directory changes (cd, pushd) seen so far.
+	cds int
+}
+
+// repeated reports whether the node being visited can run more than once
+// or at another time (in a loop or a function body).
+func (a *analysis) repeated() bool {
+	for _, n := range a.stack {
+		switch n.(type) {
+		case *syntax.ForClause, *syntax.WhileClause, *syntax.FuncDecl:
+			return true
+		}
+	}
+	return false
 }
 
 type span struct{ from, to syntax.Pos }
@@ -195,11 +211,22 @@ func (a *analysis) askOpaque(format string, args ...any) {
 }
 
 func (a *analysis) visit(n syntax.Node) bool {
+	if n == nil {
+		a.stack = a.stack[:len(a.stack)-1]
+		return true
+	}
+	a.stack = append(a.stack, n)
 	switch n := n.(type) {
-	case nil, *syntax.File, *syntax.Comment, *syntax.Word, *syntax.Lit, *syntax.SglQuoted, *syntax.DblQuoted,
+	case *syntax.CoprocClause:
+		if w := literalWord(n.Name); n.Name != nil && w.literal {
+			a.setVar(w.text)
+		} else if n.Name != nil {
+			a.ask("coproc is named at run time")
+		}
+	case *syntax.File, *syntax.Comment, *syntax.Word, *syntax.Lit, *syntax.SglQuoted, *syntax.DblQuoted,
 		*syntax.CmdSubst, *syntax.ProcSubst, *syntax.Subshell, *syntax.Block, *syntax.IfClause,
 		*syntax.WhileClause, *syntax.ForClause, *syntax.BinaryCmd, *syntax.FuncDecl, *syntax.CaseClause,
-		*syntax.CaseItem, *syntax.TimeClause, *syntax.CoprocClause, *syntax.ArrayExpr, *syntax.ExtGlob,
+		*syntax.CaseItem, *syntax.TimeClause, *syntax.ArrayExpr, *syntax.ExtGlob,
 		*syntax.BraceExp, *syntax.BinaryArithm, *syntax.UnaryArithm, *syntax.ParenArithm,
 		*syntax.BinaryTest, *syntax.UnaryTest, *syntax.ParenTest:
 		// Structure: what they hold is checked where it matters.

@@ -1616,6 +1616,12 @@ func checkHash(c *call) {
 }
 
 func checkCd(c *call) {
+	// Where a second cd, or one in a loop or function, ends up depends on
+	// where the first left the shell: only one plain change is followed.
+	c.a.cds++
+	if c.a.cds > 1 || c.a.repeated() {
+		c.flag(c.last(), "%s changes directory again or in a loop or function (Fido cannot tell where it ends)", c.name)
+	}
 	var dirs []int
 	for i := 1; i < len(c.ws); i++ {
 		if t := c.ws[i].text; c.ws[i].literal && strings.HasPrefix(t, "-") && t != "-" {

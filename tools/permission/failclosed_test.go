@@ -305,6 +305,9 @@ func TestEscapeTable(t *testing.T) {
 		{"cd", "cd -"},
 		{"cd", "cd .. && ls"},
 		{"cd", "cd $D"},
+		{"cd", "cd sub && cd link && ls"},
+		{"cd", "for d in a b; do cd a; done"},
+		{"true", "coproc PATH { true; }"},
 		{"getopts", "getopts ab PATH"},
 		{"unset", "unset 'a[$(touch M)]'"},
 		{"env", "env -C /tmp ls"},
@@ -374,6 +377,8 @@ func TestReadSedScript(t *testing.T) {
 		{script: "1{p", ok: false},
 		{script: "k", ok: false},
 		{script: "s/a/b/ e", ok: false},
+		{script: "1bx  1s|a|b|w /tmp/M", ok: false}, // GNU sed ends the label at the blanks
+		{script: "tx;w /tmp/M", ok: true, writes: []string{"/tmp/M"}},
 	} {
 		got := readSedScript(tc.script)
 		assert.Equal(t, tc.ok, got.ok, "%q", tc.script)

@@ -110,12 +110,14 @@ func (r *sedReader) read() sedScript {
 			r.text()
 		case ':':
 			r.skipSpace()
-			if r.label() == "" {
+			if l, ok := r.label(); !ok || l == "" {
 				return r.out
 			}
 		case 'b', 't', 'T', 'v':
 			r.skipSpace()
-			r.label()
+			if _, ok := r.label(); !ok {
+				return r.out
+			}
 		case 'r', 'R':
 			r.skipSpace()
 			r.restOfLine()
@@ -309,11 +311,14 @@ func (r *sedReader) text() {
 	}
 }
 
-// label reads a label up to ; or a newline.
-func (r *sedReader) label() string {
+// label reads a label up to ; or a newline. sed versions disagree on
+// whether a blank ends it (b x  w file), so a label with a blank inside is
+// not accepted (ok false).
+func (r *sedReader) label() (string, bool) {
 	j := r.i
 	for !r.eof() && r.peek() != ';' && r.peek() != '\n' {
 		r.i++
 	}
-	return strings.TrimSpace(r.s[j:r.i])
+	l := strings.TrimSpace(r.s[j:r.i])
+	return l, !strings.ContainsAny(l, " \t")
 }
