@@ -609,7 +609,8 @@ end`)
 	f.Lua(t, &asked, `return _G.asked`)
 	require.Len(t, asked, 1)
 	assert.Equal(t, "Run this command? (shown above)", asked[0].Prompt)
-	assert.Equal(t, []string{"Deny", "Deny with reason…", "Run once", "Always this session: echo", "Always in this workspace: echo"}, asked[0].Items, "the least permissive choice first")
+	assert.Equal(t, []string{"Deny", "Deny with reason…", "Run once", "Always this session: this exact command", "Always in this workspace: this exact command"}, asked[0].Items,
+		"the least permissive choice first; no prefix rule alone covers echo and pwd")
 	assert.Contains(t, f.Lines(t, "fido://question/call_b"), "echo v2-longer > version.txt && pwd && echo done",
 		"the whole command is shown beside the picker")
 	msgs := f.srv.Requests()[1].Get("messages").Array()

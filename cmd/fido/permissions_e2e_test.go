@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,4 +134,57 @@ func TestE2EPlanMode(t *testing.T) {
 	var line string
 	f.Lua(t, &line, `return require("fido").statusline(160)`)
 	assert.Contains(t, line, "plan")
+}
+
+// "Always in this workspace" on a multi-line script adds a rule for that
+// exact script: after a restart the identical script runs without a
+// question, /permissions lists the rule and writing the buffer keeps it,
+// and a different script asks again.
+func TestE2EAlwaysOnAScriptStopsAsking(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	ws := t.TempDir()
+	script := "set -e\nmkdir -p out\necho built > out/result.txt"
+	turn := func(f *fido, id, command string) {
+		t.Helper()
+		args, err := json.Marshal(map[string]string{"command": command})
+		require.NoError(t, err)
+		before := len(f.srv.Requests())
+		f.srv.Enqueue(
+			llmtest.Reply().ToolCall(id, "bash_exec", string(args), 1).Finish("tool_calls"),
+			llmtest.Text("ok"),
+		)
+		require.NoError(t, f.Command("Fido run "+id))
+		f.waitRequests(t, before+2)
+	}
+
+	f1 := startRules(t, state, ws)
+	f1.Lua(t, nil, `_G.pick = "Always in this workspace: "`)
+	turn(f1, "s1", script)
+	require.Equal(t, 1, f1.askedCount(t))
+	var items []string
+	f1.Lua(t, &items, `return _G.asked[1]`)
+	assert.Contains(t, items, "Always in this workspace: this exact script (3 lines)", "the rule the choice adds")
+	assert.NotContains(t, f1.lastTool(t), "declined")
+	got, err := os.ReadFile(filepath.Join(ws, "out", "result.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "built\n", string(got))
+	require.NoError(t, f1.ExecLua(`require("fido.host").stop()`, nil))
+
+	f2 := startRules(t, state, ws)
+	turn(f2, "s2", script)
+	assert.Equal(t, 0, f2.askedCount(t), "the identical script runs without a question after a restart")
+	assert.NotContains(t, f2.lastTool(t), "declined")
+
+	require.NoError(t, f2.Command("Fido /permissions"))
+	f2.WaitFor(t, `vim.fn.bufnr("fido://permissions") ~= -1 and vim.fn.join(vim.fn.getbufline(vim.fn.bufnr("fido://permissions"), 1, "$"), "\n"):find("allow script", 1, true) ~= nil`, 5*time.Second)
+	assert.Contains(t, strings.Join(f2.Lines(t, "fido://permissions"), "\n"), `allow script "set -e\nmkdir -p out\necho built > out/result.txt"  [workspace]`)
+	require.NoError(t, f2.ExecLua(`
+local buf = vim.fn.bufnr("fido://permissions")
+vim.api.nvim_set_current_buf(buf)
+vim.cmd("write")`, nil))
+	f2.waitTranscript(t, "0 rule(s) removed", 5*time.Second)
+
+	turn(f2, "s3", script+"\necho again >> out/result.txt")
+	assert.Equal(t, 1, f2.askedCount(t), "another script asks")
+	assert.Contains(t, f2.lastTool(t), "the user denied running this command")
 }

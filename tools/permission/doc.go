@@ -1,17 +1,24 @@
 // Package permission decides whether a shell command line may run without
 // asking the user, from rules the user gave ("allow go test", "deny git
-// push").
+// push", or a script rule for one exact command line).
 //
 // A command line is parsed with a real shell parser (mvdan.cc/sh/v3/syntax),
-// never split on spaces: it runs unasked only when every simple command in
-// it — through pipes, &&, ||, ;, subshells, command and process
-// substitutions, functions, loops — matches an allow rule, no deny rule may
-// match any of them, and no redirection writes outside the workspace.
-// Whatever the parser cannot decide statically (eval, source, a command name
-// built from an expansion, a shell reading commands from -c or standard
-// input, privilege escalation) always asks, and so does a write into .git.
-// Every command needs a rule, builtins such as cd and echo included. A deny
-// rule refuses at once.
+// never split on spaces, and the decision fails closed: it runs unasked only
+// when it runs at least one command, every simple command in it — through
+// pipes, &&, ||, ;, subshells, command and process substitutions, functions,
+// loops — matches an allow rule, no deny rule may match any of them, and
+// nothing in it can run code or write that the rules do not name. Asked
+// always: what bash evaluates as code (arithmetic that reads variables,
+// array subscripts, ${!x}, ${x@P}, namerefs; evaluate.go, decide.go), what
+// the parser cannot decide statically (eval, source, a computed command
+// name, a shell reading commands from -c or its input, env -S, privilege
+// escalation), setting a variable that changes what later commands run
+// (dangerousVariable), writes outside the workspace or into .git, and the
+// options of common tools that run programs or write outside the workspace
+// unless the rule names them (the escape table, escapes.go and
+// escapes_table.go: it is what stands between a rule and an escape). Every
+// command needs a rule, builtins such as cd and echo included. A deny rule
+// refuses at once.
 //
 // The engine (Checker, Decide) is pure: it reads no files and starts
 // nothing. Store keeps the rules it decides with: the user's from setup(),

@@ -2,6 +2,7 @@ package permission
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -27,17 +28,30 @@ const (
 
 // Rule is one user rule. Command is a prefix in words ("go test" matches
 // "go test ./... -run X" but not "go testify" or "go vet"); with Exact set it
-// must be the whole command, arguments included.
+// must be the whole command, arguments included. With Script set, Command
+// is a whole command line (often a multi-line script) and the rule matches
+// only that exact text (ScriptText): "Always …" proposes one when no
+// prefix rule would let the line run. Rules saved before script rules
+// existed read back unchanged (the field is omitted when false).
 type Rule struct {
 	Effect  Effect `json:"effect"`
 	Command string `json:"command"`
 	Exact   bool   `json:"exact,omitempty"`
+	Script  bool   `json:"script,omitempty"`
 	Origin  Origin `json:"origin,omitempty"`
 }
 
+// ScriptText is a command line as a script rule holds it: without the
+// trailing newlines, which change nothing.
+func ScriptText(line string) string { return strings.TrimRight(line, "\r\n") }
+
 // String is the rule as /permissions lists it: `allow go test`,
-// `deny exact git push --force`.
+// `deny exact git push --force`, `allow script "set -e\ngo test ./..."`
+// (the script quoted on one line as a Go string).
 func (r Rule) String() string {
+	if r.Script {
+		return fmt.Sprintf("%s script %s", r.Effect, strconv.Quote(r.Command))
+	}
 	if r.Exact {
 		return fmt.Sprintf("%s exact %s", r.Effect, r.Command)
 	}
@@ -45,14 +59,25 @@ func (r Rule) String() string {
 }
 
 // Words are the rule's command words, split like a shell would split a
-// plain, unquoted command line.
-func (r Rule) Words() []string { return strings.Fields(r.Command) }
+// plain, unquoted command line (none for a script rule).
+func (r Rule) Words() []string {
+	if r.Script {
+		return nil
+	}
+	return strings.Fields(r.Command)
+}
 
 // Validate reports a rule that can never be meant: no words, an unknown
 // effect.
 func (r Rule) Validate() error {
 	if r.Effect != Allow && r.Effect != Deny {
 		return fmt.Errorf("rule %q: effect must be %q or %q", r.Command, Allow, Deny)
+	}
+	if r.Script {
+		if strings.TrimSpace(r.Command) == "" {
+			return fmt.Errorf("%s script rule has no script", r.Effect)
+		}
+		return nil
 	}
 	if len(r.Words()) == 0 {
 		return fmt.Errorf("%s rule has no command words", r.Effect)
@@ -61,13 +86,25 @@ func (r Rule) Validate() error {
 }
 
 // ParseRule reads the form /permissions shows: `allow go test`,
-// `deny exact git push --force` (origin is the caller's to set).
+// `deny exact git push --force`, `allow script "…"` (origin is the
+// caller's to set).
 func ParseRule(line string) (Rule, error) {
 	f := strings.Fields(line)
 	if len(f) < 2 {
 		return Rule{}, fmt.Errorf("%q: want `allow|deny [exact] command words`", line)
 	}
 	r := Rule{Effect: Effect(f[0])}
+	if len(f) > 2 && f[1] == "script" && strings.HasPrefix(f[2], `"`) {
+		rest := strings.TrimSpace(line)
+		rest = strings.TrimSpace(rest[len(f[0]):])
+		rest = strings.TrimSpace(strings.TrimPrefix(rest, "script"))
+		script, err := strconv.Unquote(rest)
+		if err != nil {
+			return Rule{}, fmt.Errorf("%q: a script rule holds its script as one quoted string: %v", line, err)
+		}
+		r.Script, r.Command = true, script
+		return r, r.Validate()
+	}
 	f = f[1:]
 	if f[0] == "exact" && len(f) > 1 {
 		r.Exact = true
@@ -92,6 +129,9 @@ const (
 // in order; a non-literal word may expand to any number of fields, so from
 // the first one on the rule only may match.
 func (r Rule) match(words []word) matchResult {
+	if r.Script {
+		return noMatch
+	}
 	want := r.Words()
 	for i, w := range want {
 		if i >= len(words) {

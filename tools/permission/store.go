@@ -134,7 +134,7 @@ func (p *Store) Add(r Rule, origin Origin) error {
 
 func appendRule(rs []Rule, r Rule) []Rule {
 	for _, have := range rs {
-		if have.Effect == r.Effect && have.Command == r.Command && have.Exact == r.Exact {
+		if have.Effect == r.Effect && have.Command == r.Command && have.Exact == r.Exact && have.Script == r.Script {
 			return rs
 		}
 	}
@@ -175,7 +175,7 @@ func (p *Store) refreshLocked() {
 func (p *Store) Keep(keep []Rule) (removed int, err error) {
 	has := func(r Rule) bool {
 		for _, k := range keep {
-			if k.Effect == r.Effect && k.Command == r.Command && k.Exact == r.Exact && k.Origin == r.Origin {
+			if k.Effect == r.Effect && k.Command == r.Command && k.Exact == r.Exact && k.Script == r.Script && k.Origin == r.Origin {
 				return true
 			}
 		}

@@ -27,7 +27,7 @@ func literalWord(w *syntax.Word) word {
 		switch p := part.(type) {
 		case *syntax.Lit:
 			v := p.Value
-			if strings.ContainsAny(v, "*?[{") || (i == 0 && strings.HasPrefix(v, "~")) {
+			if globby(v) || (i == 0 && strings.HasPrefix(v, "~")) {
 				literal = false
 			}
 			b.WriteString(unescape(v))
@@ -54,7 +54,26 @@ func literalWord(w *syntax.Word) word {
 			b.WriteString(source(part))
 		}
 	}
-	return word{text: b.String(), literal: literal}
+	return word{text: b.String(), literal: literal, node: w}
+}
+
+// globby reports unquoted text the shell expands: * and ?, a bracket
+// pattern [..], a brace expansion {a,b} or {1..3}. A lone [ (the test
+// command) or {} (find's placeholder) stays literal.
+func globby(v string) bool {
+	if strings.ContainsAny(v, "*?") {
+		return true
+	}
+	if i := strings.IndexByte(v, '['); i >= 0 && strings.IndexByte(v[i+1:], ']') >= 0 {
+		return true
+	}
+	if i := strings.IndexByte(v, '{'); i >= 0 {
+		if j := strings.IndexByte(v[i+1:], '}'); j >= 0 {
+			in := v[i+1 : i+1+j]
+			return strings.Contains(in, ",") || strings.Contains(in, "..") || strings.ContainsAny(in, "{")
+		}
+	}
+	return false
 }
 
 // unescape removes the backslashes of an unquoted literal (`g\it` is `git`;
@@ -104,6 +123,91 @@ func source(n syntax.Node) string {
 	return b.String()
 }
 
+// mayBeOption reports whether a word the shell expands at run time can
+// produce an argument that starts with "-" (an option such as --pre=sh) or
+// several arguments: an unquoted expansion is split into fields, and a word
+// whose first character is not a plain literal can start with anything. A
+// variable of a for loop over plain words (none starting with "-") used
+// inside that loop stays one of those words.
+func (a *analysis) mayBeOption(w word) bool {
+	if w.literal || w.node == nil {
+		return false
+	}
+	for _, p := range w.node.Parts {
+		if a.addsFields(p) {
+			return true
+		}
+	}
+	return a.startsUnknown(w.node.Parts)
+}
+
+// addsFields: the part may expand to several fields (unquoted $x or $(…),
+// "$@" and "${a[@]}").
+func (a *analysis) addsFields(p syntax.WordPart) bool {
+	switch p := p.(type) {
+	case *syntax.ParamExp:
+		return !a.loopWord(p)
+	case *syntax.CmdSubst:
+		return true
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			if pe, ok := q.(*syntax.ParamExp); ok && (pe.Param != nil && (pe.Param.Value == "@" || pe.Param.Value == "*") || allIndex(pe.Index) || pe.Names != 0) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// startsUnknown: the first character of the expanded word is not known to
+// be something other than "-".
+func (a *analysis) startsUnknown(parts []syntax.WordPart) bool {
+	for i, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			v := p.Value
+			if i == 0 && strings.HasPrefix(v, "~") {
+				return false // a home directory: an absolute path
+			}
+			v = unescape(v)
+			if v == "" {
+				continue
+			}
+			return strings.ContainsRune("-*?[{", rune(v[0]))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return true
+			}
+			if p.Value == "" {
+				continue
+			}
+			return p.Value[0] == '-'
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return true
+			}
+			if len(p.Parts) == 0 {
+				continue
+			}
+			if lit, ok := p.Parts[0].(*syntax.Lit); ok {
+				v := unescapeDouble(lit.Value)
+				if v == "" {
+					continue
+				}
+				return v[0] == '-'
+			}
+			return a.startsUnknown(p.Parts)
+		case *syntax.ParamExp:
+			return !a.loopWord(p)
+		case *syntax.ProcSubst:
+			return false // /dev/fd/N
+		default:
+			return true
+		}
+	}
+	return true
+}
+
 // SuggestPrefix proposes the words an "always" rule should hold for a
 // command: its name, plus the subcommand for tools that have them
 // (`go test ./... -run X` → `go test`; `npm run lint` → `npm run lint`;
@@ -135,8 +239,8 @@ func SuggestFor(line string) string {
 			return false
 		}
 		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-			var a analysis
-			if ws, ok := a.unwrap(literalWords(c.Args)); ok {
+			a := newAnalysis(Checker{}, nil)
+			if ws, _, ok := a.unwrap(literalWords(c.Args)); ok {
 				out = SuggestPrefix(ws)
 			}
 		}

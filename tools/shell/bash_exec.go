@@ -55,8 +55,9 @@ var bashQuietEnv = []string{
 // BashTool runs a shell command in the workspace root after the user approved
 // it, or without asking when every command in it matches an allow rule
 // (tools/permission: parsed with a real shell parser). A deny rule refuses
-// at once. "Always …" choices add a prefix rule for the session or the
-// workspace; there is no blanket "allow everything".
+// at once. "Always …" choices add a rule for the session or the workspace:
+// a command prefix when that alone lets the command run, else a rule for
+// exactly this command line; there is no blanket "allow everything".
 type BashTool struct {
 	ws     *workspace.Workspace
 	p      tools.Prompter
@@ -168,7 +169,7 @@ func (t *BashTool) approve(ctx context.Context, callID, command string, timeout 
 	case permission.Run:
 		return tools.Result{}, true
 	}
-	q := bashQuestion(t.ws.Root, callID, command, timeout, d.Suggest)
+	q := bashQuestion(t.ws.Root, callID, command, timeout, bashAlwaysLabel(d.Propose))
 	idx, err := tools.AskQuestion(ctx, t.p, q, bashPrompt(t.ws.Root, command))
 	if tools.Cancelled(ctx, err) {
 		return bashDeclined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
@@ -195,9 +196,17 @@ func (t *BashTool) approve(ctx context.Context, callID, command string, timeout 
 		if strings.HasPrefix(choice, BashAlwaysWorkspace) {
 			origin = permission.OriginWorkspace
 		}
-		prefix, ok, _ := t.p.Input(ctx, "Allow commands that start with: ", d.Suggest)
-		if ok && strings.TrimSpace(prefix) != "" {
-			if err := t.rules.Add(permission.Rule{Effect: permission.Allow, Command: strings.Join(strings.Fields(prefix), " ")}, origin); err != nil {
+		rule := d.Propose
+		if !rule.Script {
+			// A prefix rule: the user may widen or narrow it first.
+			prefix, ok, _ := t.p.Input(ctx, "Allow commands that start with: ", rule.Command)
+			rule = permission.Rule{Effect: permission.Allow, Command: strings.Join(strings.Fields(prefix), " ")}
+			if !ok {
+				rule.Command = ""
+			}
+		}
+		if rule.Command != "" {
+			if err := t.rules.Add(rule, origin); err != nil {
 				return tools.ErrorResult("bash_exec: the rule could not be saved (%v); nothing was run", err), false
 			}
 		}
@@ -240,15 +249,31 @@ func bashQuestion(root, callID, command string, timeout int, suggest string) too
 	}
 }
 
-// bashChoices are the approval choices; the "Always" ones name the prefix
-// the rule would hold (edited before it is saved), and are left out when
-// no prefix can be proposed (a computed command name).
-func bashChoices(suggest string) []string {
+// bashChoices are the approval choices; the "Always" ones name the rule
+// they add (a prefix is edited before it is saved), and are left out when
+// no rule can be proposed (what runs is built at run time).
+func bashChoices(always string) []string {
 	items := []string{BashDeny, BashDenyWithReason, BashRunOnce}
-	if suggest != "" {
-		items = append(items, BashAlwaysSession+suggest, BashAlwaysWorkspace+suggest)
+	if always != "" {
+		items = append(items, BashAlwaysSession+always, BashAlwaysWorkspace+always)
 	}
 	return items
+}
+
+// bashAlwaysLabel names the proposed rule in the "Always" choices: the
+// prefix ("go test"), or for a rule that holds the whole line "this exact
+// command" / "this exact script (7 lines)".
+func bashAlwaysLabel(r permission.Rule) string {
+	switch {
+	case r.Command == "":
+		return ""
+	case !r.Script:
+		return r.Command
+	}
+	if n := strings.Count(r.Command, "\n") + 1; n > 1 {
+		return fmt.Sprintf("this exact script (%d lines)", n)
+	}
+	return "this exact command"
 }
 
 // bashPrompt is the approval question for Prompters without Ask. A very long command is cut for
@@ -271,7 +296,9 @@ func bashPrompt(root, command string) string {
 // bashEnv is the child's environment: env without Fido's keys, plus the
 // non-interactive settings (which replace inherited values).
 func bashEnv(env []string) []string {
-	drop := map[string]bool{}
+	// CDPATH would make `cd sub` leave the workspace, which the rules
+	// take to mean ./sub.
+	drop := map[string]bool{"CDPATH": true}
 	// Fido's keys: a command like `env` must not put them into the conversation.
 	for _, k := range secret.Env {
 		drop[k] = true

@@ -243,10 +243,11 @@ func TestBashExecEnvironment(t *testing.T) {
 	t.Setenv("TAVILY_API_KEY", "tvly-secret-test")
 	t.Setenv("PAGER", "less")
 	t.Setenv("FIDO_TEST_KEPT", "kept")
+	t.Setenv("CDPATH", os.TempDir()) // `cd sub` would leave the workspace
 	tool, _ := approvedBash(t)
 	res := runBash(t, tool, "env")
 	require.False(t, res.IsError, res.Content)
-	for _, absent := range []string{"OPENROUTER_API_KEY", "TAVILY_API_KEY", "secret-test", "PAGER=less"} {
+	for _, absent := range []string{"OPENROUTER_API_KEY", "TAVILY_API_KEY", "secret-test", "PAGER=less", "CDPATH"} {
 		assert.NotContains(t, res.Content, absent)
 	}
 	for _, present := range []string{"\nFIDO_TEST_KEPT=kept\n", "\nTERM=dumb\n", "\nNO_COLOR=1\n", "\nPAGER=cat\n", "\nGIT_PAGER=cat\n", "\nGIT_TERMINAL_PROMPT=0\n"} {
