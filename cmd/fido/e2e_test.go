@@ -66,6 +66,18 @@ func startFidoEnv(t *testing.T, stateDir string, extra []string, workspace ...st
 	}
 	n.Lua(t, nil, `_G.fido_notes = {}
 vim.notify = function(msg, level) table.insert(_G.fido_notes, { msg = msg, level = level }) end`)
+	// These tests script their answers through vim.ui.select: every question
+	// goes there (questions.ui = "select"), whatever setup() a test calls.
+	// Fido's own question window is tested in nvim/.
+	n.Lua(t, nil, `local config = require("fido.config")
+local set = config.set
+config.set = function(opts)
+  if type(opts) == "table" then
+    opts = vim.tbl_deep_extend("keep", opts, { questions = { ui = "select" } })
+  end
+  return set(opts)
+end
+config.set({})`)
 	return &fido{Nvim: n, srv: srv}
 }
 

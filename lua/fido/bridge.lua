@@ -214,6 +214,8 @@ function M.question(id, q)
     detail = nilify(q.detail),
     filetype = nilify(q.filetype),
     info = nilify(q.info),
+    sandbox = nilify(q.sandbox),
+    question = true, -- not a list to pick from: Fido's own window asks it (questions.ui = "auto")
     call = nilify(q.call) or "",
   }
   vim.schedule(function()

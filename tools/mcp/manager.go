@@ -169,12 +169,14 @@ func (m *Manager) askTrust(p tools.Prompter, project []*server) {
 	}
 	prompt := fmt.Sprintf("The project's .mcp.json wants to start MCP servers: %s. Start them?", joinShort(names, 400))
 	q := tools.Question{
-		Prompt:     fmt.Sprintf("Start the %d MCP server(s) this project's .mcp.json names? (shown above)", len(project)),
-		Items:      trustChoices,
-		Safe:       0,
-		Approval:   true,
-		Detail:     strings.Join(names, "\n"),
-		DetailInfo: []string{"MCP servers from .mcp.json in " + m.cfg.Root + ": each runs as a program with your rights"},
+		Prompt:   fmt.Sprintf("Start the %d MCP server(s) this project's .mcp.json names? (shown above)", len(project)),
+		Items:    trustChoices,
+		Safe:     0,
+		Approval: true,
+		Detail:   trustDetail(m.cfg.Root, project),
+		DetailInfo: []string{"MCP servers from .mcp.json in " + m.cfg.Root + ": each runs as a program with your rights",
+			fmt.Sprintf("start timeout %s", m.cfg.Options.StartTimeout)},
+		Sandbox: tools.NotSandboxed,
 	}
 	answer := ""
 	if idx, err := tools.AskQuestion(context.Background(), p, q, prompt); err == nil && idx >= 0 && idx < len(q.Items) {
@@ -200,6 +202,52 @@ func (m *Manager) askTrust(p tools.Prompter, project []*server) {
 	default:
 		m.setState(project, StateUntrusted, "not trusted yet (asked again next start; /mcp trust reset)")
 	}
+}
+
+// trustDetail is what the trust question shows of each server: its whole
+// command line (shell-quoted) and working directory, the names of the
+// variables it gets, or its URL.
+func trustDetail(root string, project []*server) string {
+	var b strings.Builder
+	for i, s := range project {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		c := s.cfg
+		if !c.Stdio() {
+			fmt.Fprintf(&b, "%s: %s\n", c.Name, c.URL)
+			continue
+		}
+		words := []string{shellQuote(c.Command)}
+		for _, a := range c.Args {
+			words = append(words, shellQuote(a))
+		}
+		dir := c.Cwd
+		if dir == "" {
+			dir = root
+		}
+		fmt.Fprintf(&b, "%s: %s\n  in %s\n", c.Name, strings.Join(words, " "), dir)
+		if len(c.Env) > 0 {
+			keys := make([]string, 0, len(c.Env))
+			for k := range c.Env {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			fmt.Fprintf(&b, "  environment: %s\n", strings.Join(keys, ", "))
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// shellQuote quotes a word for sh when it needs it.
+func shellQuote(w string) string {
+	if w != "" && strings.IndexFunc(w, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == '@' || r == ',' || r == '+' ||
+			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
+	}) < 0 {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
 // ResetTrust forgets the workspace's trust decision; the question comes
