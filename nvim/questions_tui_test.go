@@ -248,3 +248,92 @@ func TestTUIAskUserWaitsWhileTheUserWrites(t *testing.T) {
 		})
 	}
 }
+
+// /edits review at 100x30: the whole diff is on screen while the question is
+// open, the choices below it cover none of its lines, Reject is the first
+// (default) choice, and a diff longer than the screen says how many lines
+// are left and scrolls while the question keeps the keys.
+func TestTUIEditReviewShowsTheWholeDiff(t *testing.T) {
+	var file []string
+	for i := 1; i <= 12; i++ {
+		file = append(file, fmt.Sprintf("line %d of a.txt", i))
+	}
+	u, srv := tuiFido(t, `require("fido").setup({ edits = "review" })`+"\nvim.cmd('Fido')\n", func(dir string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte(strings.Join(file, "\n")+"\n"), 0o644))
+	})
+	var big []string
+	for i := 1; i <= 80; i++ {
+		big = append(big, fmt.Sprintf("row %02d of the new file", i))
+	}
+	patch, _ := json.Marshal(map[string]any{"operations": []map[string]string{
+		{"path": "a.txt", "search": "line 6 of a.txt\nline 7 of a.txt", "replace": "LINE 6 CHANGED\nLINE 7 CHANGED\nline 7b added"},
+	}})
+	create, _ := json.Marshal(map[string]any{"operations": []map[string]string{
+		{"path": "big.txt", "content": strings.Join(big, "\n") + "\n"},
+	}})
+	srv.Enqueue(
+		llmtest.Reply().ToolCall("call_r1", "read_file", `{"path":"a.txt"}`, 1).Finish("tool_calls"),
+		llmtest.Reply().ToolCall("call_p1", "patch", string(patch), 2).Finish("tool_calls"),
+		llmtest.Text("Rejected, fine."),
+		llmtest.Reply().ToolCall("call_p2", "patch", string(create), 2).Finish("tool_calls"),
+		llmtest.Text("Rejected too."),
+	)
+	u.WaitScreen(t, 10*time.Second, "Fido input")
+	u.Keys("i")
+	u.Type("rename lines 6 and 7")
+	u.Keys("C-s", "Escape")
+	openQuestion(t, u)
+	screen := u.Screen()
+	t.Logf("the screen while the review is open:\n%s", screen)
+	for _, l := range []string{"--- a/a.txt", "+++ b/a.txt", "-line 6 of a.txt", "-line 7 of a.txt", "+LINE 6 CHANGED",
+		"+LINE 7 CHANGED", "+line 7b added", " line 3 of a.txt", " line 10 of a.txt", "all 15 lines shown above"} {
+		assert.Contains(t, screen, l, "the whole diff is on screen")
+	}
+	rows := strings.Split(screen, "\n")
+	choices := -1
+	for i, r := range rows {
+		if strings.Contains(r, "▸ Reject") {
+			choices = i
+		}
+	}
+	require.Positive(t, choices, "Reject is the current (first) choice")
+	for i, r := range rows {
+		if strings.Contains(r, "LINE 6 CHANGED") || strings.Contains(r, "line 7b added") {
+			assert.Less(t, i, choices-1, "the changed lines are above the choices, not under them")
+		}
+	}
+	u.Keys("Enter") // Reject
+	assert.Contains(t, lastMessage(t, srv, 2), "rejected")
+	assert.Equal(t, strings.Join(file, "\n")+"\n", readFile(t, filepath.Join(u.Dir, "a.txt")), "nothing written")
+
+	// A new 80-line file: longer than the screen.
+	u.Keys("i")
+	u.Type("now the big file")
+	u.Keys("C-s", "Escape")
+	openQuestion(t, u)
+	screen = u.Screen()
+	assert.Contains(t, screen, "+row 01 of the new file")
+	assert.NotContains(t, screen, "+row 80 of the new file")
+	assert.Regexp(t, `lines 1–\d+ of 85 shown · \d+ more lines: <C-d> scrolls, <Tab> reads`, screen)
+	for i := 0; i < 20 && !strings.Contains(u.Screen(), "+row 80 of the new file"); i++ {
+		u.Keys("C-d")
+		u.Pause(150 * time.Millisecond) // a person reading as they scroll
+	}
+	screen = u.WaitScreen(t, 5*time.Second, "+row 80 of the new file", "lines ")
+	assert.Regexp(t, `lines \d+–85 of 85 shown`, screen)
+	assert.True(t, u.Bool(`require("fido.questions").current() ~= nil and require("fido.questions").current().phase == "open"`),
+		"scrolling answered nothing")
+	u.Keys("Tab")
+	u.Type("gg")
+	u.WaitScreen(t, 5*time.Second, "+row 01 of the new file")
+	u.Keys("Tab", "Enter") // back to the choices; Reject
+	assert.Contains(t, lastMessage(t, srv, 4), "rejected")
+	assert.NoFileExists(t, filepath.Join(u.Dir, "big.txt"))
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}

@@ -153,6 +153,12 @@ local function in_fido_window(q)
   return sel.builtin or q.question == true
 end
 
+-- mini.pick's picker is open (it reads keys in a loop of its own).
+local function mini_pick_active()
+  local mp = rawget(_G, "MiniPick")
+  return type(mp) == "table" and type(mp.is_picker_active) == "function" and mp.is_picker_active()
+end
+
 --- Why a question cannot be drawn now (nil: it can). force (:FidoApprove,
 --- the answer key: the user asking for it) skips all but what blocks.
 function M.busy(force)
@@ -166,6 +172,9 @@ function M.busy(force)
   end
   if m == "r" then
     return "prompt"
+  end
+  if mini_pick_active() then
+    return "float"
   end
   if force then
     return nil
@@ -635,13 +644,15 @@ local function beside(q)
   for _, l in ipairs(api.nvim_buf_get_lines(api.nvim_win_get_buf(dw), 0, -1, false)) do
     need = need + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
   end
+  -- One row apart: some pickers' boxes (snacks) are a row taller than
+  -- their windows say.
   local screen = vim.o.lines - vim.o.cmdheight
-  local above, below = rows[1], screen - rows[2] - 1
+  local above, below = rows[1] - 1, screen - rows[2] - 2
   local row
   if need + 2 <= above then
-    row = rows[1] - need - 2
+    row = rows[1] - need - 3
   elseif need + 2 <= below then
-    row = rows[2] + 1
+    row = rows[2] + 2
   end
   if not row then
     local name = M.select_ui().name
@@ -658,6 +669,11 @@ local function beside(q)
     -- another generation and is dropped.
     state.current = nil
     q.gen = q.gen + 1
+    -- mini.pick reads keys in a loop until it is stopped (closing its
+    -- window alone leaves it reading for up to a second).
+    if mini_pick_active() then
+      pcall(_G.MiniPick.stop)
+    end
     close_ui(q)
     q.fallback, q.forced, q.phase = true, true, nil
     table.insert(state.queue, 1, q)
@@ -668,6 +684,8 @@ local function beside(q)
   end
   cfg.row, cfg.height = row, need
   pcall(api.nvim_win_set_config, dw, cfg)
+  -- A picker that reads keys in a loop draws nothing of ours by itself.
+  pcall(vim.cmd, "redraw")
 end
 
 local function watch(q)

@@ -15,6 +15,8 @@ local api = vim.api
 
 local ns = api.nvim_create_namespace("fido_questionwin")
 
+local REFOCUS_MS = 500 -- focus taken from the window this soon after it got it is taken back
+
 local HINT = "<CR> answer · j/k choose · <C-d>/<C-u> scroll · <Tab> read · <Esc> later"
 local HINT_PLAIN = "<CR> answer · j/k choose · <Esc> later"
 
@@ -271,7 +273,10 @@ local function keymaps(h)
         api.nvim_win_call(h.detail_win, function()
           vim.cmd("normal! " .. termcodes(k))
         end)
-        refresh_status(h)
+        -- The last line shown is known once the window is drawn again.
+        vim.schedule(function()
+          pcall(refresh_status, h)
+        end)
       end
     end)
   end
@@ -308,6 +313,9 @@ function M.open(q, cb)
   end
   if q.detail and q.detail ~= "" then
     h.detail = vim.split(q.detail, "\n", { plain = true })
+    if #h.detail > 1 and h.detail[#h.detail] == "" then
+      table.remove(h.detail) -- the newline that ends the text
+    end
     h.dbuf = scratch(q.name)
     set_lines(h.dbuf, h.detail)
     if q.filetype and q.filetype ~= "" then
@@ -381,19 +389,43 @@ function M.open(q, cb)
   --- leaving both windows counts as "later".
   function h.focus()
     h.typed = {}
-    if vim.fn.mode():sub(1, 1) == "i" or vim.fn.mode():sub(1, 1) == "t" then
-      vim.cmd("stopinsert")
-    end
     if valid(h.cwin) then
       api.nvim_set_current_win(h.cwin)
     end
+    -- Normal mode, also when a picker that just closed (a terminal one,
+    -- fzf-lua) left insert or terminal mode behind after this call.
+    local function normal()
+      local m = api.nvim_get_mode().mode:sub(1, 1)
+      if h.open_ and h.focused() and (m == "i" or m == "R" or m == "t") then
+        vim.cmd("stopinsert")
+      end
+    end
+    normal()
+    vim.schedule(normal)
+    vim.defer_fn(normal, 100)
+    api.nvim_create_autocmd("InsertEnter", {
+      group = h.group,
+      buffer = h.cbuf,
+      callback = function()
+        vim.schedule(normal)
+      end,
+    })
+    local since = vim.loop.hrtime()
     api.nvim_create_autocmd("WinEnter", {
       group = h.group,
       callback = function()
         vim.schedule(function()
-          if h.open_ and not h.focused() then
-            h.later()
+          if not h.open_ or h.focused() then
+            return
           end
+          if (vim.loop.hrtime() - since) / 1e6 < REFOCUS_MS and valid(h.cwin) then
+            -- A picker that just closed gives the focus back to where it
+            -- was (mini.pick does, after us): the question keeps it.
+            api.nvim_set_current_win(h.cwin)
+            normal()
+            return
+          end
+          h.later()
         end)
       end,
     })
