@@ -108,7 +108,7 @@ func TestE2EApprovalWaitsForTheUsersPicker(t *testing.T) {
 	n.Lua(t, nil, `vim.ui.select({ "a.go", "b.go" }, { prompt = "Mention a file" }, function(c) _G.user_choice = c end)`)
 	approvalTurn(t, n, srv, "call_w", "touch ran.txt")
 	n.WaitFor(t, `#require("fido.questions").queued() == 1`, 10*time.Second, `require("fido").status()`)
-	time.Sleep(900 * time.Millisecond) // past the typing pause: still waiting, a float has focus
+	time.Sleep(1600 * time.Millisecond) // past the quiet second and the guard: still waiting, a float has focus
 	assert.True(t, n.Bool(t, `fake_count() == 1`), "the approval did not replace the user's picker")
 	var line string
 	n.Lua(t, &line, `return require("fido").statusline()`)

@@ -40,7 +40,7 @@ func TestE2EApprovalWaitsForTheCommandLine(t *testing.T) {
 	n.WaitFor(t, `vim.api.nvim_get_mode().mode == "c"`, 2*time.Second, `vim.api.nvim_get_mode()`)
 	approvalTurn(t, n, srv, "call_cl", "touch ran.txt")
 	n.WaitFor(t, `#require("fido.questions").queued() == 1`, 10*time.Second, `require("fido").status()`)
-	// Well past the typing pause: only the open command line holds it back.
+	// Well past the quiet second: only the open command line holds it back.
 	time.Sleep(1200 * time.Millisecond)
 	assert.True(t, n.Bool(t, `fake_count() == 0`), "no picker while the command line is open")
 	assert.True(t, n.Bool(t, `require("fido.questions").current() == nil`), "the approval is not open")
@@ -94,7 +94,7 @@ func TestE2ECtrlCInTheInputCancelsTheApproval(t *testing.T) {
 			n.Lua(t, nil, `vim.api.nvim_set_current_win(require("fido.layout").input_win())`)
 			keys(t, n, "i")
 			n.WaitFor(t, `vim.api.nvim_get_mode().mode == "i"`, 2*time.Second)
-			// Keep typing so the typing pause never comes.
+			// Keep typing (insert mode holds it back anyway).
 			deadline := time.Now().Add(10 * time.Second)
 			for !n.Bool(t, `#require("fido.questions").queued() == 1`) {
 				require.True(t, time.Now().Before(deadline), "the approval never queued")

@@ -156,3 +156,28 @@ func TestE2ECheckhealthSaysWhichPickerAsks(t *testing.T) {
 	assert.Contains(t, out, "leaves too little room")
 	assert.Contains(t, out, ":FidoApprove opens a waiting question")
 }
+
+// The text a choice asks for ("Deny with reason…") follows the answer at
+// once, without the quiet second and the guard time of a new question.
+func TestE2EReasonFollowsTheAnswerAtOnce(t *testing.T) {
+	n, ask := startWindowQuestions(t)
+	ask("call_why")
+	n.WaitFor(t, questionOpen, 10*time.Second, `require("fido.questions").current()`)
+	keys(t, n, "j<CR>") // Deny with reason…
+	start := time.Now()
+	deadline := start.Add(5 * time.Second)
+	for {
+		m, err := n.Mode()
+		require.NoError(t, err)
+		if m.Mode == "c" { // input() on the command line
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the reason's input never opened: %+v", m)
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.Less(t, time.Since(start), 700*time.Millisecond, "the input followed the answer")
+	keys(t, n, "too risky<CR>")
+	n.WaitFor(t, `require("fido").status().state == "idle"`, 10*time.Second)
+	assert.Contains(t, transcriptText(t, n), "denied: too risky")
+	assert.False(t, ranFile(t, n))
+}

@@ -28,7 +28,7 @@ local function nilify(v)
 end
 
 -- Loaded with the first batch (the host's start), so keystrokes are counted
--- before any question arrives (see fido.questions' typing pause).
+-- before any question arrives (see fido.questions' quiet second).
 require("fido.questions")
 
 -- Every group, transcript ones included, lives in fido.highlights (which

@@ -33,6 +33,7 @@ M.GUARD_MS = 500 -- drawn this long without a key before it takes the focus
 local TICK_MS = 100 -- how often a waiting or open question is checked
 local GONE_MS = 300 -- picker windows gone this long without an answer: dismissed
 local WATCH_MS = 2000 -- windows opened this soon after the picker are its own
+local FOLLOW_MS = 1000 -- an input asked this soon after an answer opens at once
 
 local state = {
   queue = {}, -- questions waiting to open, oldest first
@@ -398,6 +399,9 @@ local function finish(q, value)
   q.gen = (q.gen or 0) + 1
   close_ui(q)
   q.phase = nil
+  if value ~= nil then
+    state.answered = now()
+  end
   send(q, value)
   redraw()
   if #state.queue > 0 then
@@ -779,6 +783,11 @@ end
 --- safe, approval, detail, filetype, info, sandbox, call, default }.
 function M.push(q)
   q.kind = q.kind or "select"
+  -- The text a choice just asked for (a reason, a rule's prefix) follows
+  -- the answer at once: the user is answering, not writing elsewhere.
+  if q.kind == "input" and state.answered and now() - state.answered < FOLLOW_MS then
+    q.forced = true
+  end
   table.insert(state.queue, q)
   if q.detail and q.detail ~= "" then
     M.remember(q.call, vim.split(q.detail, "\n", { plain = true }), q.filetype, table.concat(info_of(q), " · "))
