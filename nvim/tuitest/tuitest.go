@@ -1,5 +1,5 @@
 // Package tuitest runs the real Neovim TUI (not --embed) in a private tmux
-// server for tests of what a user sees and types: keys go in through
+// server (its own socket, removed afterwards) for tests of what a user sees and types: keys go in through
 // `tmux send-keys` with a person's pauses, the screen comes back through
 // `tmux capture-pane -p`, and Neovim's state is read over its --listen
 // socket. Waits poll the screen or the state, never a fixed time.
@@ -92,7 +92,7 @@ func Start(t testing.TB, opts Options) *TUI {
 	tmp := t.TempDir()
 	u := &TUI{
 		t: t, tmux: tmux, Tmp: tmp, Dir: opts.Dir, StateDir: filepath.Join(tmp, "fido-state"),
-		socket: fmt.Sprintf("fido-tuitest-%d-%d", os.Getpid(), time.Now().UnixNano()),
+		socket: filepath.Join(os.TempDir(), fmt.Sprintf("fido-tmux-%d-%d.sock", os.Getpid(), time.Now().UnixNano()%1e9)),
 		// A unix socket path must stay short: not under the test's TempDir.
 		addr:     filepath.Join(os.TempDir(), fmt.Sprintf("fido-tui-%d-%d.sock", os.Getpid(), time.Now().UnixNano()%1e9)),
 		keyDelay: opts.KeyDelay,
@@ -146,6 +146,7 @@ func Start(t testing.TB, opts Options) *TUI {
 			_ = u.Lua(2*time.Second, nil, `pcall(function() require("fido.host").stop() end)`)
 		}
 		_, _ = u.cmd("kill-server")
+		_ = os.Remove(u.socket)
 		u.mu.Lock()
 		if u.rpc != nil {
 			_ = u.rpc.Close()
@@ -170,7 +171,7 @@ func Start(t testing.TB, opts Options) *TUI {
 }
 
 func (u *TUI) cmd(args ...string) (string, error) {
-	c := exec.Command(u.tmux, append([]string{"-L", u.socket}, args...)...)
+	c := exec.Command(u.tmux, append([]string{"-S", u.socket}, args...)...)
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out
 	err := c.Run()
