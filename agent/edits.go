@@ -17,8 +17,17 @@ const (
 	EditsReview = "review"
 )
 
-// EditChoices are the review picker's items, in this order.
-var EditChoices = []string{"Apply", "Apply all this turn", "Reject", "Reject with reason…"}
+// The review question's items; EditChoices lists them in the order shown,
+// the safe one first (a stray <CR> applies nothing).
+const (
+	EditReject       = "Reject"
+	EditRejectReason = "Reject with reason…"
+	EditApply        = "Apply"
+	EditApplyAll     = "Apply all this turn"
+)
+
+// EditChoices are the review question's items, in this order.
+var EditChoices = []string{EditReject, EditRejectReason, EditApply, EditApplyAll}
 
 // editGate is the session's tools.EditGate. Approvals run one at a time:
 // the preview and the picker of the next change wait until the user
@@ -49,21 +58,22 @@ func (g *editGate) Approve(ctx context.Context, p tools.EditProposal) (tools.Edi
 		diff = "# " + p.Note + "\n" + diff
 	}
 	title := p.Tool + " " + p.Summary
-	ui.ShowEdit(title, diff)
-	defer ui.ShowEdit("", "")
-	idx, err := ui.Select(ctx, editPrompt(p), EditChoices)
+	idx, err := askEdit(ctx, ui, title, editPrompt(p), diff)
 	if err != nil {
 		return tools.EditDecision{}, err
 	}
-	switch idx {
-	case 0:
+	if idx < 0 || idx >= len(EditChoices) {
+		return tools.EditDecision{}, nil
+	}
+	switch EditChoices[idx] {
+	case EditApply:
 		return tools.EditDecision{Apply: true}, nil
-	case 1:
+	case EditApplyAll:
 		g.s.mu.Lock()
 		g.s.applyAll = true
 		g.s.mu.Unlock()
 		return tools.EditDecision{Apply: true}, nil
-	case 3:
+	case EditRejectReason:
 		reason, ok, err := ui.Input(ctx, "Why reject this change? ", "")
 		if err != nil {
 			return tools.EditDecision{}, err
@@ -73,6 +83,26 @@ func (g *editGate) Approve(ctx context.Context, p tools.EditProposal) (tools.Edi
 		}
 	}
 	return tools.EditDecision{}, nil
+}
+
+// askEdit asks the review question. A UI that shows a question's detail
+// gets the diff as one (whole, scrollable, beside the choices); others
+// show it with ShowEdit while the picker asks.
+func askEdit(ctx context.Context, ui UI, title, prompt, diff string) (int, error) {
+	if a, ok := ui.(tools.Asker); ok {
+		return a.Ask(ctx, tools.Question{
+			Prompt:         prompt,
+			Items:          EditChoices,
+			Safe:           0,
+			Approval:       true,
+			Detail:         diff,
+			DetailFiletype: "diff",
+			DetailInfo:     []string{title},
+		})
+	}
+	ui.ShowEdit(title, diff)
+	defer ui.ShowEdit("", "")
+	return ui.Select(ctx, prompt, EditChoices)
 }
 
 // editPrompt is the picker's question: the call and its files.

@@ -122,7 +122,7 @@ func TestModeAutoEditSkipsEditReview(t *testing.T) {
 	patchTurn(p, "p2", "one", "two")
 	patchTurn(p, "p3", "two", "three")
 	s, ui := newTestSession(t, p, SessionConfig{Registry: reg, Edits: EditsReview})
-	a := &asks{choice: 2} // Reject
+	a := &asks{choice: 0} // Reject (listed first)
 	ui.selectFn = a.fn
 
 	// Default mode with /edits review: asked, rejected, nothing written.

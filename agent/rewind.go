@@ -11,8 +11,18 @@ import (
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
+// /rewind's second question: what to rewind. RewindChoices lists them in
+// the order shown, from the one that restores the least (a stray <CR>
+// changes nothing) to the one that restores the most.
+const (
+	RewindCancel = "Cancel"
+	RewindConv   = "Conversation only"
+	RewindFiles  = "Files only"
+	RewindBoth   = "Conversation and files"
+)
+
 // RewindChoices are /rewind's second question, in this order.
-var RewindChoices = []string{"Conversation and files", "Conversation only", "Files only", "Cancel"}
+var RewindChoices = []string{RewindCancel, RewindConv, RewindFiles, RewindBoth}
 
 // revertMarker starts the revert note appended to a user message.
 const revertMarker = "\n\n[user reverted: "
@@ -68,12 +78,13 @@ func (s *Session) rewind() {
 		preview += "; commands ran after it, their changes cannot be restored: " + strings.Join(cmds, "; ")
 	}
 	first := firstLine(userText(target.msg.Content), 50)
-	mode, err := s.ui.Select(ctx, fmt.Sprintf("Rewind to before “%s” (%s)", first, preview), RewindChoices)
-	if err != nil || mode < 0 || mode == 3 {
+	mode, err := s.askRewind(ctx, first, userText(target.msg.Content), preview, plan, cmds)
+	if err != nil || mode < 0 || mode >= len(RewindChoices) || RewindChoices[mode] == RewindCancel {
 		s.ui.Notice("rewind cancelled")
 		return
 	}
-	files, conv := mode == 0 || mode == 2, mode == 0 || mode == 1
+	choice := RewindChoices[mode]
+	files, conv := choice == RewindBoth || choice == RewindFiles, choice == RewindBoth || choice == RewindConv
 	if files && s.cfg.Workspace != nil {
 		s.ui.Notice("rewind: " + preview)
 		tag := workspace.UndoEntry{Conv: s.conversationID(), Turn: s.currentTurn()}
@@ -111,6 +122,54 @@ func (s *Session) rewind() {
 	} else if files {
 		s.ui.Notice("the conversation is unchanged: the model is not told; files it saw differ now, so it must read them again before changing them")
 	}
+}
+
+// askRewind asks what to rewind. A UI that shows a question's detail gets
+// the whole message and every file and command as one (nothing is cut at
+// the picker's width); others get it all in the prompt.
+func (s *Session) askRewind(ctx context.Context, first, text, preview string, plan workspace.RewindPlan, cmds []string) (int, error) {
+	a, ok := s.ui.(tools.Asker)
+	if !ok {
+		return s.ui.Select(ctx, fmt.Sprintf("Rewind to before “%s” (%s)", first, preview), RewindChoices)
+	}
+	var d strings.Builder
+	d.WriteString("The conversation goes back to just before this message (its text returns to the input):\n")
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		d.WriteString("  " + l + "\n")
+	}
+	d.WriteString("\nFiles that \"Files only\" and \"Conversation and files\" restore:\n")
+	if len(plan.Steps) == 0 {
+		d.WriteString("  none\n")
+	}
+	for _, st := range plan.Steps {
+		n := st.Path
+		switch {
+		case st.Dir:
+			n += "/ (remove)"
+		case !st.Exists:
+			n += " (delete)"
+		}
+		d.WriteString("  " + n + "\n")
+	}
+	if len(plan.Skipped) > 0 {
+		d.WriteString("Skipped (never overwritten):\n")
+		for _, sk := range plan.Skipped {
+			d.WriteString("  " + sk + "\n")
+		}
+	}
+	if len(cmds) > 0 {
+		d.WriteString("\nCommands ran after it; their changes cannot be restored:\n")
+		for _, c := range cmds {
+			d.WriteString("  " + c + "\n")
+		}
+	}
+	return a.Ask(ctx, tools.Question{
+		Prompt:     fmt.Sprintf("Rewind to before “%s”?", first),
+		Items:      RewindChoices,
+		Safe:       0,
+		Detail:     strings.TrimRight(d.String(), "\n"),
+		DetailInfo: []string{"/rewind"},
+	})
 }
 
 func (s *Session) currentTurn() int {

@@ -318,6 +318,12 @@ func (h *host) register() error {
 			defer h.recover("fido_review")
 			h.withBackend("review", func(b Backend) { b.Review(req.agent()) })
 		},
+		// fido_waiting: a question waits while the user writes; the
+		// transcript says what waits and how to answer it.
+		"fido_waiting": func(msg string) {
+			defer h.recover("fido_waiting")
+			h.ui.Notice(msg)
+		},
 		"fido_answer": func(id int, v any) {
 			defer h.recover("fido_answer")
 			h.prompts.answer(id, v)

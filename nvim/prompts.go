@@ -121,6 +121,7 @@ type questionView struct {
 	Detail   string   `msgpack:"detail"`
 	Filetype string   `msgpack:"filetype"`
 	Info     []string `msgpack:"info"`
+	Sandbox  string   `msgpack:"sandbox"`
 	Call     string   `msgpack:"call"`
 }
 
@@ -141,7 +142,7 @@ func (p *prompts) question(ctx context.Context, q tools.Question) (int, error) {
 	}
 	v, err := p.ask(ctx, `require("fido.bridge").question(...)`, questionView{
 		Prompt: q.Prompt, Items: items, Safe: safe, Approval: q.Approval,
-		Detail: q.Detail, Filetype: q.DetailFiletype, Info: info, Call: q.CallID,
+		Detail: q.Detail, Filetype: q.DetailFiletype, Info: info, Sandbox: q.Sandbox, Call: q.CallID,
 	})
 	if err != nil {
 		return -1, err

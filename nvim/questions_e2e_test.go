@@ -65,10 +65,14 @@ end
 function _G.fake_count() return #fake.log end
 `
 
+// startQuestions starts Fido with the fake picker asking every question
+// (questions.ui = "select"; Fido's own window is tested in
+// questions_tui_test.go and questionwin_e2e_test.go).
 func startQuestions(t *testing.T) (*nvimtest.Nvim, *llmtest.Server) {
 	t.Helper()
 	n, srv := startFido(t)
 	n.Lua(t, nil, fakePicker)
+	n.Lua(t, nil, `require("fido").setup({ questions = { ui = "select" } })`)
 	require.NoError(t, n.Command("Fido"))
 	return n, srv
 }
@@ -104,7 +108,7 @@ func TestE2EApprovalWaitsForTheUsersPicker(t *testing.T) {
 	n.Lua(t, nil, `vim.ui.select({ "a.go", "b.go" }, { prompt = "Mention a file" }, function(c) _G.user_choice = c end)`)
 	approvalTurn(t, n, srv, "call_w", "touch ran.txt")
 	n.WaitFor(t, `#require("fido.questions").queued() == 1`, 10*time.Second, `require("fido").status()`)
-	time.Sleep(900 * time.Millisecond) // past the typing pause: still waiting, a float has focus
+	time.Sleep(1600 * time.Millisecond) // past the quiet second and the guard: still waiting, a float has focus
 	assert.True(t, n.Bool(t, `fake_count() == 1`), "the approval did not replace the user's picker")
 	var line string
 	n.Lua(t, &line, `return require("fido").statusline()`)
@@ -195,54 +199,53 @@ func TestE2EFidoApproveReopens(t *testing.T) {
 	assert.NoError(t, err, "the reopened approval ran the command")
 }
 
-// An approval that arrives while the user types in the input waits for a
-// pause: no typed key reaches the picker, the input keeps every key, and
-// the picker opens in normal mode after the pause.
+// An approval that arrives while the user types in the input waits as long
+// as they write: in insert mode, and then while the input holds the unsent
+// text, long past the quiet second. No typed key reaches the picker, the
+// input keeps every key, one notification and the statusline say how to
+// answer; the answer key (ga, normal mode) opens it.
 func TestE2EApprovalWaitsWhileTyping(t *testing.T) {
 	n, srv := startQuestions(t)
 	keys(t, n, "i")
 	n.WaitFor(t, `vim.api.nvim_get_mode().mode == "i"`, 2*time.Second)
 	typed := "the quick brown fox jumps over the lazy dog and then thanks"
-	done := make(chan struct{})
-	var lastKey time.Time
-	go func() {
-		defer close(done)
-		for i, r := range typed {
-			if i == 5 {
-				srv.Enqueue(llmtest.Reply().ToolCall("call_t", "bash_exec", `{"command":"touch ran.txt"}`, 2).Finish("tool_calls"),
-					llmtest.Text("Finished."))
-				_ = n.ExecLua(`require("fido").submit("run it")`, nil)
-			}
-			_, _ = n.Input(string(r))
-			lastKey = time.Now()
-			time.Sleep(60 * time.Millisecond)
+	for i, r := range typed {
+		if i == 5 {
+			srv.Enqueue(llmtest.Reply().ToolCall("call_t", "bash_exec", `{"command":"touch ran.txt"}`, 2).Finish("tool_calls"),
+				llmtest.Text("Finished."))
+			n.Lua(t, nil, `require("fido").submit("run it")`)
 		}
-	}()
-	<-done
-	assert.True(t, n.Bool(t, `fake_count() == 0`), "no picker while the user types")
+		keys(t, n, string(r))
+		time.Sleep(60 * time.Millisecond)
+	}
 	n.WaitFor(t, `#require("fido.questions").queued() == 1`, 5*time.Second)
-	n.WaitFor(t, `fake_count() == 1`, 5*time.Second, `_G.fake.log`, `vim.api.nvim_get_mode()`)
-	assert.GreaterOrEqual(t, time.Since(lastKey), 550*time.Millisecond, "opened only after the pause")
+	time.Sleep(1600 * time.Millisecond) // past the quiet second and the guard: still in insert mode
+	assert.True(t, n.Bool(t, `fake_count() == 0`), "no picker while the user is in insert mode")
+	keys(t, n, "<Esc>")
+	time.Sleep(1600 * time.Millisecond)
+	assert.True(t, n.Bool(t, `fake_count() == 0`), "no picker while the input holds unsent text")
 	var got []string
 	n.Lua(t, &got, `return vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://input"), 0, -1, false)`)
 	assert.Equal(t, []string{typed}, got, "every typed key stayed in the input")
+	var line string
+	n.Lua(t, &line, `return require("fido").statusline(200)`)
+	assert.Contains(t, line, "waiting for approval: ga")
+	assert.Equal(t, 1, noteCount(t, n, "an approval waits"), "one notification says what waits")
+	assert.Equal(t, 1, noteCount(t, n, "ga (normal mode, Fido's windows) or :FidoApprove"), "and how to answer")
+
+	keys(t, n, "ga")
+	n.WaitFor(t, `fake_count() == 1`, 5*time.Second, `_G.fake.log`, `vim.api.nvim_get_mode()`)
 	var pk []string
 	n.Lua(t, &pk, `return _G.fake.keys`)
 	assert.Empty(t, pk, "no typed key reached the picker")
 	var mode string
 	n.Lua(t, &mode, `return _G.fake.log[1].mode`)
-	assert.Equal(t, "n", mode, "the picker opens out of insert mode")
-	var notes []map[string]any
-	n.Lua(t, &notes, `return _G.fido_notes`)
-	waiting := 0
-	for _, nt := range notes {
-		if s, _ := nt["msg"].(string); strings.Contains(s, "waiting") {
-			waiting++
-		}
-	}
-	assert.Equal(t, 1, waiting, "one notification says an approval is waiting")
+	assert.Equal(t, "n", mode, "the picker opens in normal mode")
 	keys(t, n, "<CR>")
+	assert.Contains(t, lastToolResult(t, srv, 1), "the user denied")
 	n.WaitFor(t, `require("fido").status().state == "idle"`, 10*time.Second)
+	n.Lua(t, &got, `return vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://input"), 0, -1, false)`)
+	assert.Equal(t, []string{typed}, got, "the unsent text is still there")
 }
 
 // A 13-line command is shown whole, as sh, with its working directory and
@@ -250,6 +253,7 @@ func TestE2EApprovalWaitsWhileTyping(t *testing.T) {
 // it again in a scratch buffer.
 func TestE2EApprovalShowsTheWholeCommand(t *testing.T) {
 	n, srv := startQuestions(t)
+	n.Lua(t, nil, `vim.o.lines = 40`) // room below the picker for the whole command
 	var lines []string
 	for i := 0; i < 13; i++ {
 		lines = append(lines, fmt.Sprintf("echo step%d >> f.txt", i))
@@ -266,23 +270,32 @@ func TestE2EApprovalShowsTheWholeCommand(t *testing.T) {
 		Title    string   `msgpack:"title"`
 		Focus    bool     `msgpack:"focusable"`
 	}
-	n.Lua(t, &pv, `local w = require("fido.questions").current().preview
+	n.WaitFor(t, `require("fido.questions").current().placed ~= nil`, 5*time.Second)
+	n.Lua(t, &pv, `local w = require("fido.questions").current().detail_win
 local b = vim.api.nvim_win_get_buf(w)
 local cfg = vim.api.nvim_win_get_config(w)
-local title = cfg.title
-if type(title) == "table" then
-  local parts = {}
-  for _, c in ipairs(title) do table.insert(parts, c[1]) end
-  title = table.concat(parts)
-end
 local ls = vim.api.nvim_buf_get_lines(b, 0, -1, false)
-if not title then title = table.remove(ls, 1) end
+local title = table.remove(ls, 1) .. " " .. table.remove(ls, 1)
 return { lines = ls, filetype = vim.bo[b].filetype, title = title, focusable = cfg.focusable }`)
 	assert.Equal(t, lines, pv.Lines, "every line of the command")
 	assert.Equal(t, "sh", pv.Filetype)
 	assert.Contains(t, pv.Title, n.Dir, "the working directory")
 	assert.Contains(t, pv.Title, "timeout 120s")
+	assert.Contains(t, pv.Title, "not sandboxed")
 	assert.False(t, pv.Focus, "the preview never takes a key")
+	assert.True(t, n.Bool(t, `(function()
+  local d = require("fido.questions").current().detail_win
+  local p = _G.fake.open.win
+  -- Both have borders: a box covers its position's row to height + 1 below.
+  local dt, dh = vim.api.nvim_win_get_position(d)[1], vim.api.nvim_win_get_height(d)
+  local pt, ph = vim.api.nvim_win_get_position(p)[1], vim.api.nvim_win_get_height(p)
+  return dt + dh + 1 < pt or dt > pt + ph + 1
+end)()`), "the picker covers no line of the command: %s", func() string {
+		var s string
+		n.Lua(t, &s, `local d = require("fido.questions").current().detail_win
+return vim.inspect({ vim.o.lines, vim.api.nvim_win_get_position(d), vim.api.nvim_win_get_height(d), vim.api.nvim_win_get_position(_G.fake.open.win), vim.api.nvim_win_get_height(_G.fake.open.win) })`)
+		return s
+	}())
 	keys(t, n, "<CR>") // Deny
 	n.WaitFor(t, `require("fido").status().state == "idle"`, 10*time.Second)
 	n.WaitFor(t, `require("fido.questions").current() == nil`, 2*time.Second)
@@ -312,6 +325,7 @@ const eventPlanArgs = `{"reason":"fix the lexer","items":[` +
 func TestE2EUserEvents(t *testing.T) {
 	n, srv := startFido(t)
 	n.Lua(t, nil, fakePicker)
+	n.Lua(t, nil, `require("fido").setup({ questions = { ui = "select" } })`)
 	n.Lua(t, nil, `_G.events = {}
 for _, p in ipairs({ "FidoPlanUpdated", "FidoApprovalNeeded", "FidoTurnDone" }) do
   vim.api.nvim_create_autocmd("User", { pattern = p, callback = function(ev)
@@ -384,6 +398,7 @@ func TestE2ENetworkApprovalShowsTheCode(t *testing.T) {
 func TestE2EQuestionIgnoresNotificationFloats(t *testing.T) {
 	n, srv := startFido(t)
 	require.NoError(t, n.Command("Fido"))
+	n.Lua(t, nil, `require("fido").setup({ questions = { ui = "select" } })`)
 	n.Lua(t, nil, `vim.ui.select = function(items, opts, cb) _G.later = function() cb(items[1], 1) end end`)
 	approvalTurn(t, n, srv, "call_n", "touch ran.txt")
 	n.WaitFor(t, `_G.later ~= nil`, 10*time.Second)

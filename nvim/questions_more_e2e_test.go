@@ -32,27 +32,30 @@ func noteCount(t *testing.T, n *nvimtest.Nvim, text string) int {
 // An approval that arrives while the user is typing a : command waits, even
 // long after the last keystroke, until the command line closes: the keys of
 // the command (its <CR> too) run the command and never reach the picker,
-// which opens afterwards in normal mode with Deny first.
+// which opens afterwards (a quiet second, then the guard time) in normal
+// mode with Deny first.
 func TestE2EApprovalWaitsForTheCommandLine(t *testing.T) {
 	n, srv := startQuestions(t)
 	keys(t, n, ":let g:typed = 'half")
 	n.WaitFor(t, `vim.api.nvim_get_mode().mode == "c"`, 2*time.Second, `vim.api.nvim_get_mode()`)
 	approvalTurn(t, n, srv, "call_cl", "touch ran.txt")
 	n.WaitFor(t, `#require("fido.questions").queued() == 1`, 10*time.Second, `require("fido").status()`)
-	// Well past the typing pause: only the open command line holds it back.
+	// Well past the quiet second: only the open command line holds it back.
 	time.Sleep(1200 * time.Millisecond)
 	assert.True(t, n.Bool(t, `fake_count() == 0`), "no picker while the command line is open")
 	assert.True(t, n.Bool(t, `require("fido.questions").current() == nil`), "the approval is not open")
 	assert.True(t, n.Bool(t, `vim.api.nvim_get_mode().mode == "c"`), "the user is still on the command line")
 	assert.True(t, n.Bool(t, `vim.fn.getcmdline() == "let g:typed = 'half"`), "the command line kept its text")
 	assert.True(t, n.Bool(t, `require("fido").status().waiting == "approval"`))
-	assert.Equal(t, 1, noteCount(t, n, "it opens when you leave the command line"), "one notification says why it waits")
+	assert.Equal(t, 1, noteCount(t, n, "an approval waits"), "one notification says what waits")
+	n.WaitFor(t, `vim.fn.join(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), " "):find("when you leave the command line", 1, true) ~= nil`,
+		5*time.Second, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
 
 	keys(t, n, "way'<CR>")
 	n.WaitFor(t, `vim.g.typed == "halfway"`, 2*time.Second, `vim.g.typed`, `vim.api.nvim_get_mode()`)
 	closed := time.Now()
 	n.WaitFor(t, `fake_count() == 1 and _G.fake.open ~= nil`, 5*time.Second, `_G.fake.log`, `vim.api.nvim_get_mode()`)
-	assert.GreaterOrEqual(t, time.Since(closed), 400*time.Millisecond, "opened after the pause that follows the command line's last key")
+	assert.GreaterOrEqual(t, time.Since(closed), 1300*time.Millisecond, "opened after the quiet second and the guard that follow the command line's last key")
 	var asked struct {
 		Items []string `msgpack:"items"`
 		Mode  string   `msgpack:"mode"`
@@ -91,7 +94,7 @@ func TestE2ECtrlCInTheInputCancelsTheApproval(t *testing.T) {
 			n.Lua(t, nil, `vim.api.nvim_set_current_win(require("fido.layout").input_win())`)
 			keys(t, n, "i")
 			n.WaitFor(t, `vim.api.nvim_get_mode().mode == "i"`, 2*time.Second)
-			// Keep typing so the typing pause never comes.
+			// Keep typing (insert mode holds it back anyway).
 			deadline := time.Now().Add(10 * time.Second)
 			for !n.Bool(t, `#require("fido.questions").queued() == 1`) {
 				require.True(t, time.Now().Before(deadline), "the approval never queued")
@@ -161,6 +164,10 @@ func TestE2ECancelEndsTheOpenApprovalAsCancelled(t *testing.T) {
 		n.WaitFor(t, `require("fido").status().state == "idle"`, 5*time.Second, `require("fido").status()`)
 		n.WaitFor(t, fmt.Sprintf(`vim.fn.match(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), "^● bash_exec.*%s.*✗") >= 0`, call),
 			5*time.Second, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)`)
+		// The cancel put "run it" back into the input: unsent text holds
+		// the next question back, so the user clears it.
+		n.WaitFor(t, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://input"), 0, -1, false)[1] == "run it"`, 5*time.Second)
+		n.Lua(t, nil, `require("fido.layout").set_input("", false)`)
 	}
 	lines := map[string]string{}
 	for _, l := range n.Lines(t, "fido://transcript") {
@@ -189,7 +196,7 @@ func reachOpenPicker(t *testing.T, n *nvimtest.Nvim) {
 	t.Helper()
 	n.WaitFor(t, `_G.fake.open ~= nil and vim.api.nvim_win_is_valid(_G.fake.open.win) and require("fido.questions").current() ~= nil`,
 		10*time.Second, `_G.fake.log`)
-	require.True(t, n.Bool(t, `require("fido.questions").current().preview ~= nil`), "the command's preview is open")
+	require.True(t, n.Bool(t, `require("fido.questions").current().detail_win ~= nil`), "the command's preview is open")
 	keys(t, n, "<C-w>p")
 	n.WaitFor(t, `vim.api.nvim_get_current_win() == require("fido.layout").input_win()`, 2*time.Second,
 		`vim.api.nvim_get_current_win()`, `require("fido.layout").input_win()`)

@@ -21,7 +21,7 @@ type Prompter interface {
 // picker's prompt stays one short line while Detail (a whole command, code,
 // a diff) is shown in full beside it.
 type Question struct {
-	// Prompt is one short line (e.g. "Run this command? (13 lines, shown above)").
+	// Prompt is one short line (e.g. "Run this command? (13 lines)").
 	Prompt string
 	// Items are the choices; Safe is the index of the least permissive one,
 	// which the editor preselects or lists first (the answer is still an
@@ -37,10 +37,17 @@ type Question struct {
 	Detail         string
 	DetailFiletype string
 	DetailInfo     []string
+	// Sandbox says how confined the action would run ("not sandboxed"),
+	// shown beside DetailInfo; empty when it does not apply.
+	Sandbox string
 	// CallID is the tool call asking, so the editor can show the detail
 	// again later (:FidoShow).
 	CallID string
 }
+
+// NotSandboxed is Question.Sandbox for an action that runs with the user's
+// own rights (a bash_exec command, an MCP server's process).
+const NotSandboxed = "not sandboxed"
 
 // Asker is a Prompter that shows a Question's detail in full. Tools ask
 // through AskQuestion, which falls back to Select for Prompters without it.

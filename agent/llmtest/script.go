@@ -28,6 +28,7 @@ const (
 	stepPace                    // delay = gap before every later event
 	stepCut                     // abort the connection
 	stepStall                   // send nothing until the client goes away
+	stepHold                    // hold = send nothing until it is closed
 )
 
 type step struct {
@@ -35,6 +36,7 @@ type step struct {
 	data  string
 	count int
 	delay time.Duration
+	hold  <-chan struct{}
 }
 
 // ReplyBuilder scripts one 200 streaming response. Steps are sent in the order
@@ -185,6 +187,12 @@ func (b *ReplyBuilder) Pace(d time.Duration) *ReplyBuilder {
 	return b.add(step{kind: stepPace, delay: d})
 }
 
+// Hold sends nothing until release is closed (ended early when the client
+// goes away): a test decides when the rest of the reply arrives.
+func (b *ReplyBuilder) Hold(release <-chan struct{}) *ReplyBuilder {
+	return b.add(step{kind: stepHold, hold: release})
+}
+
 // Cut aborts the connection mid-stream, as a dropped connection would.
 func (b *ReplyBuilder) Cut() *ReplyBuilder { return b.add(step{kind: stepCut}) }
 
@@ -267,6 +275,14 @@ func (b *ReplyBuilder) respond(s *Server, w http.ResponseWriter, r *http.Request
 			ok = !s.waitGone(r, st.delay)
 		case stepPace:
 			pace = st.delay
+		case stepHold:
+			select {
+			case <-st.hold:
+			case <-r.Context().Done():
+				ok = false
+			case <-s.closed:
+				ok = false
+			}
 		case stepCut:
 			// net/http closes the connection without finishing the chunked body.
 			panic(http.ErrAbortHandler)

@@ -351,3 +351,32 @@ func TestRenderMatchesTheServedStream(t *testing.T) {
 	assert.Equal(t, served, string(reply.Render(1, "test/model")))
 	assert.Panics(t, func() { Reply().Content("x").Cut().Render(1, "m") })
 }
+
+func TestHoldUntilReleased(t *testing.T) {
+	srv := NewServer(t)
+	release := make(chan struct{})
+	srv.Enqueue(Reply().Content("before").Hold(release).Content("after").Finish("stop"))
+	resp := post(t, context.Background(), srv, chatBody)
+	r := bufio.NewReader(resp.Body)
+	first, err := r.ReadString('\n')
+	require.NoError(t, err)
+	assert.Contains(t, first, "before")
+	_, _ = r.ReadString('\n') // the blank line ending the event
+	got := make(chan string, 1)
+	go func() {
+		line, _ := r.ReadString('\n')
+		got <- line
+	}()
+	select {
+	case line := <-got:
+		t.Fatalf("sent before the release: %q", line)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case line := <-got:
+		assert.Contains(t, line, "after")
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing after the release")
+	}
+}

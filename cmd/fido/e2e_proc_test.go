@@ -31,6 +31,7 @@ func alive(pid int) bool {
 
 // approveAll makes vim.ui.select pick "Run once".
 func (f *fido) approveAll(t *testing.T) {
+	scriptQuestions(t, f.Nvim)
 	f.Lua(t, nil, `vim.ui.select = function(items, opts, cb)
   for i, it in ipairs(items) do if it == "Run once" then return cb(it, i) end end
   cb(nil, nil)

@@ -70,7 +70,27 @@ func startFidoEnv(t *testing.T, stateDir string, extra []string, workspace ...st
 	}
 	n.Lua(t, nil, `_G.fido_notes = {}
 vim.notify = function(msg, level) table.insert(_G.fido_notes, { msg = msg, level = level }) end`)
+	scriptQuestions(t, n)
 	return &fido{Nvim: n, srv: srv}
+}
+
+// scriptQuestions sends every question to vim.ui.select (questions.ui =
+// "select"), whatever setup() a test calls later: these tests script their
+// answers there. Fido's own question window is tested in nvim/.
+func scriptQuestions(t *testing.T, n *nvimtest.Nvim) {
+	t.Helper()
+	n.Lua(t, nil, `local config = require("fido.config")
+if not config.scripted then
+  config.scripted = true
+  local set = config.set
+  config.set = function(opts)
+    if type(opts) == "table" then
+      opts = vim.tbl_deep_extend("keep", opts, { questions = { ui = "select" } })
+    end
+    return set(opts)
+  end
+end
+config.values.questions = vim.tbl_extend("force", config.values.questions or {}, { ui = "select" })`)
 }
 
 // waitTranscript waits until the transcript holds text, and shows the

@@ -95,12 +95,15 @@ func TestE2EReadBeforeWriteGuard(t *testing.T) {
 }
 
 // reviewUI replaces vim.ui.select/input: each select is recorded with the
-// preview float's text at that moment and answered from _G.answers (nil:
-// dismissed, as <Esc>); "hold" keeps the picker open until the test answers.
+// text of the question's detail float (the diff) at that moment and answered
+// from _G.answers (nil: dismissed, as <Esc>); "hold" keeps the picker open
+// until the test answers.
 const reviewUI = `_G.asked, _G.answers, _G.held = {}, {}, {}
 vim.ui.select = function(items, opts, cb)
-  local w, b = require("fido.review").preview_win()
-  local shown = b and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") or ""
+  local q = require("fido.questions").current()
+  local w = q and q.detail_win
+  local shown = w and vim.api.nvim_win_is_valid(w)
+    and table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), "\n") or ""
   table.insert(_G.asked, { prompt = opts.prompt, items = items, preview = shown })
   local a = table.remove(_G.answers, 1)
   if a == "hold" then table.insert(_G.held, { items = items, cb = cb }) return end
@@ -139,14 +142,14 @@ func TestE2EEditReviewChoices(t *testing.T) {
 	assert.True(t, f.Bool(t, `require("fido").status().edits == "review" and require("fido").statusline():find("review", 1, true) ~= nil`))
 	asked := f.asked(t)
 	require.Len(t, asked, 1)
-	assert.Equal(t, []string{"Apply", "Apply all this turn", "Reject", "Reject with reason…"}, asked[0].Items)
+	assert.Equal(t, []string{"Reject", "Reject with reason…", "Apply", "Apply all this turn"}, asked[0].Items, "Reject first: a stray <CR> applies nothing")
 	assert.Contains(t, asked[0].Prompt, "a.txt, new n.txt")
 	for _, want := range []string{"--- a/a.txt", "-one", "+ONE", "new file", "+++ b/n.txt", "+fresh"} {
 		assert.Contains(t, asked[0].Preview, want)
 	}
 	assert.Equal(t, "ONE\n", f.disk(t, "a.txt"))
 	assert.Equal(t, "fresh\n", f.disk(t, "n.txt"))
-	f.WaitFor(t, `require("fido.review").preview_win() == nil`, 5*time.Second)
+	f.WaitFor(t, `require("fido.questions").current() == nil`, 5*time.Second)
 
 	change := `{"operations":[{"path":"a.txt","search":"ONE","replace":"two"}]}`
 	f.Lua(t, nil, `_G.answers = { "Reject" }`)
@@ -233,7 +236,7 @@ func TestE2EEditReviewQueueAndCancel(t *testing.T) {
 	f.WaitFor(t, `#_G.held == 1`, 5*time.Second)
 	require.NoError(t, f.Command("FidoCancel"))
 	f.WaitFor(t, `require("fido").status().state == "idle"`, 5*time.Second)
-	f.WaitFor(t, `require("fido.review").preview_win() == nil`, 5*time.Second)
+	f.WaitFor(t, `require("fido.questions").current() == nil`, 5*time.Second)
 	f.Lua(t, nil, `_G.answer_held("Apply")`) // a late answer changes nothing
 	f.srv.Enqueue(llmtest.Text("ok"))
 	require.NoError(t, f.Command("Fido next"))
@@ -377,7 +380,8 @@ func TestE2ERewindConversationAndFiles(t *testing.T) {
 
 	f.Lua(t, nil, `_G.asked = {}
 vim.ui.select = function(items, opts, cb)
-  table.insert(_G.asked, { prompt = opts.prompt, items = items })
+  local q = require("fido.questions").current()
+  table.insert(_G.asked, { prompt = opts.prompt, items = items, detail = q and q.detail or "" })
   if #_G.asked == 1 then
     for i, it in ipairs(items) do if it:find("^second change") then return cb(it, i) end end
   end
@@ -390,13 +394,18 @@ end`)
 	var asked []struct {
 		Prompt string   `msgpack:"prompt"`
 		Items  []string `msgpack:"items"`
+		Detail string   `msgpack:"detail"`
 	}
 	f.Lua(t, &asked, `return _G.asked`)
 	require.Len(t, asked, 2)
 	require.Len(t, asked[0].Items, 3)
 	assert.True(t, strings.HasPrefix(asked[0].Items[0], "third change"), "newest first")
 	assert.Contains(t, asked[0].Items[1], "changed after it: b.txt, c.txt, a.txt")
-	assert.Equal(t, []string{"Conversation and files", "Conversation only", "Files only", "Cancel"}, asked[1].Items)
+	assert.Equal(t, []string{"Cancel", "Conversation only", "Files only", "Conversation and files"}, asked[1].Items, "the choice that restores the least first")
+	assert.Equal(t, "Rewind to before “second change”?", asked[1].Prompt, "a short prompt; the picker cuts nothing")
+	assert.Contains(t, asked[1].Detail, "  second change\n", "the whole message")
+	assert.Contains(t, asked[1].Detail, "restore:\n  c.txt (delete)\n  a.txt\n", "every file on its own line")
+	assert.Contains(t, asked[1].Detail, "Skipped (never overwritten):\n  b.txt: changed since Fido's last change")
 
 	assert.Equal(t, "v1\n", f.disk(t, "a.txt"))
 	assert.NoFileExists(t, filepath.Join(f.Dir, "c.txt"))

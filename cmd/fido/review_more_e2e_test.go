@@ -217,7 +217,7 @@ func TestE2ERewindConversationOnly(t *testing.T) {
 	f.Lua(t, &asked, `return _G.asked`)
 	require.Len(t, asked, 2)
 	require.Len(t, asked[0].Items, 3)
-	assert.Equal(t, []string{"Conversation and files", "Conversation only", "Files only", "Cancel"}, asked[1].Items)
+	assert.Equal(t, []string{"Cancel", "Conversation only", "Files only", "Conversation and files"}, asked[1].Items, "the choice that restores the least first")
 
 	// The files are not touched.
 	time.Sleep(300 * time.Millisecond) // room for a (wrong) file rewind to land

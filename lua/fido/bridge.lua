@@ -28,7 +28,7 @@ local function nilify(v)
 end
 
 -- Loaded with the first batch (the host's start), so keystrokes are counted
--- before any question arrives (see fido.questions' typing pause).
+-- before any question arrives (see fido.questions' quiet second).
 require("fido.questions")
 
 -- Every group, transcript ones included, lives in fido.highlights (which
@@ -214,6 +214,8 @@ function M.question(id, q)
     detail = nilify(q.detail),
     filetype = nilify(q.filetype),
     info = nilify(q.info),
+    sandbox = nilify(q.sandbox),
+    question = true, -- not a list to pick from: Fido's own window asks it (questions.ui = "auto")
     call = nilify(q.call) or "",
   }
   vim.schedule(function()

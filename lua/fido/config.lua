@@ -17,6 +17,10 @@ M.defaults = {
   plan = { min_width = 60, width = 0.35, auto_show = true },
   -- :FidoReview's buffer-local keymaps (false disables one)
   review = { keymaps = { hunk = "gr", file = "gR", close = "q" } },
+  -- Approvals and questions: ui "auto" asks in Fido's own window whatever has something to show (a command,
+  -- a diff) and everything when vim.ui.select is Neovim's default; "fido" always, "select" through
+  -- vim.ui.select. key (normal mode, Fido's input and transcript; false: none) opens the waiting one.
+  questions = { ui = "auto", key = "ga" },
   -- Neovim's LSP client (0.8+): diagnostics an edit introduced, and the lsp_* tools.
   lsp = { diagnostics = true, wait_ms = 2000, request_timeout_ms = 5000 },
   log_file = nil, -- default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
@@ -91,6 +95,7 @@ local schema = {
   },
   plan = { { "table" } },
   review = { { "table" } },
+  questions = { { "table" } },
   lsp = { { "table" } },
   log_file = { { "string", "nil" } },
   mcp = { { "table" } },
@@ -184,6 +189,23 @@ local lsp_schema = {
   request_timeout_ms = { { "number" }, milliseconds, "a whole number of milliseconds from 0 to 600000" },
 }
 
+local questions_schema = {
+  ui = {
+    { "string" },
+    function(v)
+      return v == "auto" or v == "fido" or v == "select"
+    end,
+    'one of "auto", "fido", "select"',
+  },
+  key = {
+    { "string", "boolean" },
+    function(v)
+      return v == false or (type(v) == "string" and v ~= "")
+    end,
+    'a key (e.g. "ga") or false',
+  },
+}
+
 local function check(prefix, tbl, sch, errs)
   for key, value in pairs(tbl) do
     local s = sch[key]
@@ -233,6 +255,9 @@ function M.resolve(opts)
   end
   if type(opts.lsp) == "table" then
     check("lsp.", opts.lsp, lsp_schema, errs)
+  end
+  if type(opts.questions) == "table" then
+    check("questions.", opts.questions, questions_schema, errs)
   end
   if #errs > 0 then
     table.sort(errs)

@@ -80,6 +80,57 @@ function M.lualine_missing()
   return #missing > 0 and missing or nil
 end
 
+-- Which vim.ui.select asks Fido's questions, whether it can show what is
+-- asked, and how a waiting question is answered.
+function M.questions(r, config)
+  r.start("Questions (approvals, reviews, MCP trust, ask_user)")
+  local questions = require("fido.questions")
+  local sel = questions.select_ui()
+  local q = config.values.questions or {}
+  local mode = q.ui or "auto"
+  r.info("vim.ui.select: " .. sel.name .. (sel.builtin and "" or (" (" .. sel.source .. ")")))
+  if mode == "fido" then
+    r.ok('questions.ui = "fido": every question asks in Fido\'s own window (what is asked in full, scrollable)')
+  elseif sel.builtin and mode == "auto" then
+    r.ok(
+      "inputlist() shows no preview and blocks the editor while it asks: every question asks in Fido's own window "
+        .. "(what is asked in full, scrollable)"
+    )
+  elseif sel.builtin then
+    r.warn(
+      'questions.ui = "select": questions use inputlist(); what is asked shows above it only when it fits the '
+        .. "screen (else Fido's window asks), it cannot scroll, and digits answer at once"
+    )
+  elseif mode == "auto" then
+    r.ok(
+      sel.name
+        .. " shows no preview of what Fido asks (it has no room for the whole command and cannot scroll it): "
+        .. "approvals, reviews, MCP trust and ask_user ask in Fido's own window; lists you pick from "
+        .. "(/rewind's messages, /sessions, /model) use "
+        .. sel.name
+    )
+  else
+    r.info(
+      'questions.ui = "select": every question uses '
+        .. sel.name
+        .. "; what is asked shows in a float beside its windows, and Fido's window asks instead when "
+        .. sel.name
+        .. " leaves too little room. Keys typed after a question took the focus reach "
+        .. sel.name
+    )
+  end
+  local key = questions.key()
+  if key then
+    r.ok(
+      "a question never takes the focus while you write; "
+        .. key
+        .. " (normal mode, Fido's input and transcript) or :FidoApprove opens the waiting one"
+    )
+  else
+    r.info("questions.key = false: :FidoApprove opens a waiting question")
+  end
+end
+
 function M.check()
   local r = reporter()
   local host = require("fido.host")
@@ -167,15 +218,7 @@ function M.check()
     r.ok("no lualine loaded: Fido's windows keep their own statusline")
   end
 
-  r.start("Prompts")
-  local default_select = vim.fn.has("nvim-0.7") == 1 and debug.getinfo(vim.ui.select, "S").source:match("vim/ui%.lua$")
-  if default_select then
-    r.info(
-      "vim.ui.select: Neovim's default (inputlist); a picker plugin (telescope, fzf-lua, dressing, snacks) makes approvals nicer"
-    )
-  else
-    r.ok("vim.ui.select is overridden (" .. debug.getinfo(vim.ui.select, "S").short_src .. ")")
-  end
+  M.questions(r, config)
 
   r.start("Instructions and your commands")
   local root = require("fido.mentions").root()

@@ -154,9 +154,14 @@ function M.statusline_segments()
   local u = st.usage or {}
   local state = st.state or "idle"
   local label = state == "idle" and "● idle" or (spinner[spin.frame] .. " " .. state)
-  local waiting = require("fido.questions").pending()
+  local questions = require("fido.questions")
+  local waiting = questions.pending()
   if waiting then
     label = "? waiting for " .. (waiting == "approval" and "approval" or "your answer")
+    local hint = questions.waiting_hint()
+    if hint then
+      label = label .. ": " .. hint
+    end
   end
   local segs = {
     { text = st.model ~= "" and st.model or "fido", prio = 2, side = "left" },

@@ -32,6 +32,17 @@ local function map(buf, modes, lhs, rhs, desc)
   vim.keymap.set(modes, lhs, rhs, { buffer = buf, silent = true, nowait = true, desc = desc })
 end
 
+-- The answer key (questions.key, normal mode): opens the question that
+-- waits while the user writes (fido.questions).
+local function map_answer_key(buf)
+  local key = (config.values.questions or {}).key
+  if type(key) == "string" and key ~= "" then
+    map(buf, "n", key, function()
+      require("fido.questions").answer_key()
+    end, "Fido: answer the waiting approval or question")
+  end
+end
+
 --- Submits the input buffer's text and clears it.
 function M.submit_input()
   local b = M.input_buf()
@@ -64,6 +75,7 @@ function M.transcript_buf()
     map(state.tbuf, "n", "i", function()
       M.open()
     end, "Fido: go to the input")
+    map_answer_key(state.tbuf)
   end
   return state.tbuf
 end
@@ -83,6 +95,7 @@ function M.input_buf()
     map(state.ibuf, { "n", "i" }, "<C-o>", function()
       require("fido.mentions").pick()
     end, "Fido: mention a workspace file")
+    map_answer_key(state.ibuf)
   end
   return state.ibuf
 end

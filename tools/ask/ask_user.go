@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fido-nvim/fido/tools"
 )
@@ -74,7 +75,7 @@ func (t *AskUserTool) Run(ctx context.Context, _ tools.Invocation, args json.Raw
 		return tools.ErrorResult("ask_user needs an editor to ask the user; continue with your best judgement and state your assumptions"), nil
 	}
 	if len(choices) > 0 {
-		idx, err := t.p.Select(ctx, question, append(choices, AskSomethingElse))
+		idx, err := tools.AskQuestion(ctx, t.p, askQuestion(question, append(choices, AskSomethingElse)), question)
 		if err != nil {
 			return t.failed(ctx, err)
 		}
@@ -93,6 +94,23 @@ func (t *AskUserTool) Run(ctx context.Context, _ tools.Invocation, args json.Raw
 		return askNoAnswer(), nil
 	}
 	return askResult(text, nil), nil
+}
+
+// askPromptRunes bounds the question's one-line prompt; a longer (or
+// multi-line) question is shown whole as the detail.
+const askPromptRunes = 80
+
+// askQuestion is the question for editors that show a question's detail:
+// a question, not a list to pick from (no choice is safer than another).
+func askQuestion(question string, items []string) tools.Question {
+	q := tools.Question{Prompt: question, Items: items, Safe: -1}
+	if strings.Contains(question, "\n") || utf8.RuneCountInString(question) > askPromptRunes {
+		first, _, _ := strings.Cut(question, "\n")
+		q.Prompt = tools.ShortenTo(strings.TrimSpace(first), askPromptRunes)
+		q.Detail = question
+		q.DetailFiletype = "markdown"
+	}
+	return q
 }
 
 // askChoices validates and normalizes the suggested answers: each on one

@@ -164,3 +164,48 @@ func TestAskUserSummarizeCall(t *testing.T) {
 	assert.Equal(t, "Which database?", tool.SummarizeCall(json.RawMessage(`{"question": "Which database?", "choices": ["a"]}`)))
 	assert.Equal(t, "Pick one … (+1 lines)", tool.SummarizeCall(json.RawMessage(`{"question": "Pick one\nplease"}`)))
 }
+
+// askingPrompter is a Prompter that shows a question's detail (tools.Asker).
+type askingPrompter struct {
+	asked  []tools.Question
+	answer int
+}
+
+func (p *askingPrompter) Select(context.Context, string, []string) (int, error) {
+	return -1, errors.New("Select: the question goes through Ask")
+}
+func (p *askingPrompter) Input(context.Context, string, string) (string, bool, error) {
+	return "", false, nil
+}
+func (p *askingPrompter) Ask(_ context.Context, q tools.Question) (int, error) {
+	p.asked = append(p.asked, q)
+	return p.answer, nil
+}
+
+// ask_user is a question, not a list to pick from: an editor that shows
+// details gets it as a Question (no choice marked safer than another); a
+// long or multi-line question is its detail, in full, under a one-line prompt.
+func TestAskUserIsAQuestion(t *testing.T) {
+	long := "The cache can live in SQLite next to the app, or in the Postgres the rest of the service uses.\nWhich one?"
+	for _, tc := range []struct {
+		name, question, prompt, detail string
+	}{
+		{"short", "Which database?", "Which database?", ""},
+		{"long", long, "The cache can live in SQLite next to the app, or in the Postgres the rest of th…", long},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &askingPrompter{answer: 1}
+			args, _ := json.Marshal(map[string]any{"question": tc.question, "choices": []string{"SQLite", "Postgres"}})
+			res, err := NewAskUserTool(p).Run(context.Background(), tools.Invocation{}, args)
+			require.NoError(t, err)
+			assert.JSONEq(t, `{"answer":"Postgres","choice":1}`, res.Content)
+			require.Len(t, p.asked, 1)
+			q := p.asked[0]
+			assert.Equal(t, tc.prompt, q.Prompt)
+			assert.Equal(t, tc.detail, q.Detail)
+			assert.Equal(t, []string{"SQLite", "Postgres", AskSomethingElse}, q.Items)
+			assert.Equal(t, -1, q.Safe)
+			assert.False(t, q.Approval)
+		})
+	}
+}

@@ -208,7 +208,8 @@ func (m *Manager) askTrust(p tools.Prompter, project, ask []*server, why []strin
 		Safe:       0,
 		Approval:   true,
 		Detail:     strings.Join(blocks, "\n"),
-		DetailInfo: info,
+		DetailInfo: append(info, fmt.Sprintf("start timeout %s", m.cfg.Options.StartTimeout)),
+		Sandbox:    tools.NotSandboxed,
 	}
 	answer := ""
 	if idx, err := tools.AskQuestion(context.Background(), p, q, prompt); err == nil && idx >= 0 && idx < len(q.Items) {

@@ -499,8 +499,12 @@ func TestMCPQuestionsAreApprovalsWithTheSafeChoiceFirst(t *testing.T) {
 	assert.Equal(t, "call-7", q.CallID)
 
 	tp := &askPrompter{fakePrompter: fakePrompter{answers: []string{TrustLater}}}
-	tm := New(Config{Options: Options{Servers: []ServerConfig{{Name: "proj", Command: "x", Source: SourceProject, File: ".mcp.json"}}},
-		Root: t.TempDir(), StateDir: t.TempDir(), Transport: ts.transport})
+	root := t.TempDir()
+	tm := New(Config{Options: Options{Servers: []ServerConfig{
+		{Name: "proj", Command: "x", Args: []string{"--port", "80 81", "it's"}, Env: map[string]string{"TOKEN": "secret", "A": "1"},
+			Source: SourceProject, File: ".mcp.json"},
+		{Name: "web", URL: "https://mcp.example/x", Source: SourceProject, File: ".mcp.json"},
+	}}, Root: root, StateDir: t.TempDir(), Transport: ts.transport})
 	tm.Start(tp)
 	t.Cleanup(tm.Close)
 	require.Eventually(t, func() bool { return tp.asked() == 1 }, 3*time.Second, 10*time.Millisecond)
@@ -509,7 +513,12 @@ func TestMCPQuestionsAreApprovalsWithTheSafeChoiceFirst(t *testing.T) {
 	tp.mu.Unlock()
 	assert.True(t, tq.Approval)
 	assert.Equal(t, TrustLater, tq.Items[tq.Safe])
-	assert.Equal(t, "proj (new)\n  runs: x\n  in:   the workspace root", tq.Detail)
+	// The whole command line, quoted as sh would need it, its directory and
+	// the names (never the values) of its variables.
+	assert.Equal(t, "proj (new)\n  runs: x --port '80 81' 'it'\\''s'\n  in:   the workspace root\n  env:  A=1\n        TOKEN=‹hidden, 6 characters›\nweb (new)\n  url:  https://mcp.example/x", tq.Detail)
+	assert.NotContains(t, tq.Detail, "secret")
+	assert.Equal(t, tools.NotSandboxed, tq.Sandbox)
+	assert.Contains(t, tq.DetailInfo, "start timeout 5s")
 }
 
 // A description is the server's name and the tool's text, at most

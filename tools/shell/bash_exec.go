@@ -245,6 +245,7 @@ func bashQuestion(root, callID, command string, timeout int, suggest string) too
 		Detail:         strings.TrimRight(command, "\n"),
 		DetailFiletype: "sh",
 		DetailInfo:     []string{"bash_exec in " + root, fmt.Sprintf("timeout %ds", timeout)},
+		Sandbox:        tools.NotSandboxed,
 		CallID:         callID,
 	}
 }

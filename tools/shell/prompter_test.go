@@ -29,8 +29,8 @@ func (a *askingPrompter) Ask(_ context.Context, q tools.Question) (int, error) {
 	return a.answer, nil
 }
 
-// An editor that shows details gets the whole command, its cwd and timeout,
-// a one-line prompt and Deny as the safe choice.
+// An editor that shows details gets the whole command, its cwd, timeout and
+// sandbox state, a one-line prompt and Deny as the safe choice.
 func TestBashApprovalAsksWithTheWholeCommand(t *testing.T) {
 	ws, _ := toolstest.Workspace(t, nil)
 	p := &askingPrompter{answer: 0}
@@ -49,4 +49,5 @@ func TestBashApprovalAsksWithTheWholeCommand(t *testing.T) {
 	assert.Equal(t, "call_9", q.CallID)
 	assert.Contains(t, q.DetailInfo, "timeout 7s")
 	assert.Contains(t, q.DetailInfo, "bash_exec in "+ws.Root)
+	assert.Equal(t, tools.NotSandboxed, q.Sandbox, "the host says how confined it runs")
 }
