@@ -21,7 +21,7 @@ type countingFlusher struct {
 
 func newCountingFlusher(t *testing.T) *countingFlusher {
 	c := &countingFlusher{}
-	c.flusher = newFlusher(func() *Batch {
+	c.flusher = newFlusher(func() (*Batch, bool) {
 		// The time the flusher takes the batch, read before the lock: a
 		// burst of change() calls contends for it and would delay the
 		// reading, not the flush.
@@ -29,11 +29,11 @@ func newCountingFlusher(t *testing.T) *countingFlusher {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.pending == 0 {
-			return nil
+			return nil, false
 		}
 		c.sent, c.at = append(c.sent, c.pending), append(c.at, now)
 		c.pending = 0
-		return &Batch{}
+		return &Batch{}, false
 	}, func(context.Context, *Batch) error { return nil }, t.Logf)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

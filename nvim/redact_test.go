@@ -27,3 +27,44 @@ func TestTranscriptRedactsKeys(t *testing.T) {
 	assert.Contains(t, text, "my key is [redacted]")
 	assert.Contains(t, text, "it is [redacted], keep it safe")
 }
+
+// Redaction still holds when bounded flushes cut a line, wherever the cut
+// falls: inside the key, or between two deltas that each hold a part of it.
+func TestTranscriptRedactsKeysAcrossBoundedFlushes(t *testing.T) {
+	const key = "sk-or-v1-bounded-0123456789abcdef"
+	secret.Add(key)
+	for cut := 1; cut <= 40; cut++ {
+		tr := NewTranscript(1000)
+		var buf simBuffer
+		var sent strings.Builder // every byte any flush carried
+		drain := func() {
+			for {
+				ops, more := tr.FlushWithin(Limit{Bytes: cut})
+				for _, s := range ops.Set {
+					sent.WriteString(s.Text + "\n")
+				}
+				if ops.Append != nil {
+					sent.WriteString(ops.Append.Text)
+				}
+				for _, l := range ops.Lines {
+					sent.WriteString("\n" + l)
+				}
+				buf.apply(t, ops)
+				assert.NotContains(t, strings.Join(buf.lines, "\n"), key, "cut every %d bytes", cut)
+				if !more {
+					return
+				}
+			}
+		}
+		tr.User("q")
+		tr.Content("whole: it is " + key + ", keep it safe. split: it is sk-or-v1-bou")
+		// Only the first part of the line goes now.
+		ops, _ := tr.FlushWithin(Limit{Bytes: cut})
+		buf.apply(t, ops)
+		tr.Content("nded-0123456789abcdef, safe too")
+		drain()
+		assert.Equal(t, []string{"## You", "q", "", "## Fido",
+			"whole: it is [redacted], keep it safe. split: it is [redacted], safe too"}, buf.lines, "cut every %d bytes", cut)
+		assert.NotContains(t, sent.String(), key, "cut every %d bytes", cut)
+	}
+}

@@ -17,20 +17,20 @@ import (
 // can be large) go out only when they changed.
 func TestBatchesCarryOnlyWhatChanged(t *testing.T) {
 	u := newUI(func(context.Context, *Batch) error { return nil }, t.Logf, nil)
-	first := u.take()
+	first, _ := u.take()
 	require.NotNil(t, first)
 	assert.NotNil(t, first.Status, "the first flush sends the status")
 
 	p := &plan.Plan{Version: 1, UpdatedAt: "2025-01-01T00:00:00.000Z", Reason: "r",
 		Items: []plan.Item{{ID: "a", Title: "A", Status: plan.Pending, NextAction: "n"}}}
 	u.Plan(p)
-	b := u.take()
+	b, _ := u.take()
 	require.NotNil(t, b.PlanState)
 	assert.Equal(t, p, b.PlanState.Plan)
 	assert.Nil(t, b.Status, "a plan change alone does not resend the status")
 
 	u.SetState(agent.StateStreaming)
-	b = u.take()
+	b, _ = u.take()
 	require.NotNil(t, b.Status)
 	assert.Nil(t, b.Status.Plan, "the status never embeds the plan")
 	assert.Nil(t, b.PlanState)
@@ -38,20 +38,21 @@ func TestBatchesCarryOnlyWhatChanged(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		u.Content("word ")
 	}
-	b = u.take()
+	b, _ = u.take()
 	require.NotNil(t, b.Transcript)
 	assert.Nil(t, b.Status)
 	assert.Nil(t, b.PlanState)
 	assert.Equal(t, int64(4), b.Flushes)
-	assert.Nil(t, u.take(), "nothing changed, nothing sent")
+	b, _ = u.take()
+	assert.Nil(t, b, "nothing changed, nothing sent")
 
 	u.Plan(nil)
-	b = u.take()
+	b, _ = u.take()
 	require.NotNil(t, b.PlanState, "clearing is sent explicitly")
 	assert.Nil(t, b.PlanState.Plan)
 
 	u.Subagent(&agent.SubagentStatus{AgentID: "subagent-1", Phase: "reasoning"})
-	b = u.take()
+	b, _ = u.take()
 	require.NotNil(t, b.Status)
 	assert.Equal(t, "reasoning", b.Status.Subagent.Phase)
 	require.NotNil(t, b.Activity)
@@ -77,7 +78,8 @@ func BenchmarkUIStream(b *testing.B) {
 			}
 			if j%6 == 5 {
 				buf.Reset()
-				if err := enc.Encode([]any{`return require("fido.bridge").apply(...)`, []any{u.take()}}); err != nil {
+				batch, _ := u.take()
+				if err := enc.Encode([]any{`return require("fido.bridge").apply(...)`, []any{batch}}); err != nil {
 					b.Fatal(err)
 				}
 			}
