@@ -68,3 +68,25 @@ func TestTranscriptRedactsKeysAcrossBoundedFlushes(t *testing.T) {
 		assert.NotContains(t, sent.String(), key, "cut every %d bytes", cut)
 	}
 }
+
+// A key where a long line is cut into rows stays whole on one row, so it is
+// still redacted: streamed whole, or its start ending the line so far.
+func TestTranscriptRowCutKeepsKeysWhole(t *testing.T) {
+	const key = "sk-or-v1-rowcut-0123456789abcdef"
+	secret.Add(key)
+	for _, split := range []int{0, 5, len(key) - 1} {
+		tr := NewTranscript(1000)
+		var buf simBuffer
+		pad := strings.Repeat("x", MaxRowBytes-10) // the key straddles the limit
+		tr.Content(pad + key[:split])
+		buf.apply(t, tr.Flush())
+		tr.Content(key[split:] + " and more")
+		buf.apply(t, tr.Flush())
+		text := strings.Join(buf.lines, "\n")
+		assert.NotContains(t, text, key, "split at %d", split)
+		assert.Contains(t, text, "[redacted] and more", "split at %d", split)
+		for i, l := range tr.Lines() {
+			assert.Equal(t, secret.Redact(l), buf.lines[i], "split at %d: row %d holds the model's row", split, i)
+		}
+	}
+}

@@ -187,11 +187,54 @@ func (t *Transcript) trim() {
 	}
 }
 
+// MaxRowBytes is the longest row the transcript buffer holds: a longer
+// line (minified code, a base64 blob streamed as one line) continues on the
+// next rows. Neovim's cost of a write near a line, and of every redraw of
+// it with 'wrap' and 'linebreak' (the transcript window's), grows with the
+// line's length: 4 KB appended to a 512 KB line took 58 ms on 0.10.4 and
+// 0.12.4 (12 ms on 0.7.2), to an 8 KB one 1.3 ms (cmd/renderbench -only
+// sizes). The conversation keeps the line whole; only the buffer shows it
+// in rows.
+const MaxRowBytes = 8 << 10
+
+// rowCut is where a line longer than MaxRowBytes ends its first row: after
+// the last space in the row's last 256 bytes when there is one, else at
+// the limit (between two characters); never inside a registered key, so
+// redacting each row still hides it. 0 when the line cannot be cut yet.
+func rowCut(s string) int {
+	i := MaxRowBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	if k := strings.LastIndexByte(s[i-min(i, 256):i], ' '); k >= 0 {
+		i = i - min(i, 256) + k + 1
+	}
+	return secret.SafeCut(s, i)
+}
+
+// rows cuts l into rows of at most MaxRowBytes (see rowCut).
+func rows(l line) []line {
+	var out []line
+	for len(l.text) > MaxRowBytes {
+		i := rowCut(l.text)
+		if i <= 0 {
+			break
+		}
+		out = append(out, line{text: l.text[:i], group: l.group})
+		l.text = l.text[i:]
+	}
+	return append(out, l)
+}
+
 func splitLines(s string, group string) []line {
 	parts := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	out := make([]line, len(parts))
-	for i, p := range parts {
-		out[i] = line{text: p, group: group}
+	out := make([]line, 0, len(parts))
+	for _, p := range parts {
+		if len(p) > MaxRowBytes {
+			out = append(out, rows(line{text: p, group: group})...)
+		} else {
+			out = append(out, line{text: p, group: group})
+		}
 	}
 	return out
 }
@@ -231,11 +274,24 @@ func (t *Transcript) stream(kind entryKind, group, delta string) {
 	t.touch(t.base + last)
 	if strings.IndexByte(delta, '\n') < 0 { // most deltas: a piece of one line
 		t.lines[last].text = t.appendLast(last, delta)
+		t.cutLast()
 		return
 	}
 	parts := splitLines(delta, group)
 	t.lines[last].text = t.appendLast(last, parts[0].text)
+	t.cutLast()
 	t.lines = append(t.lines, parts[1:]...)
+}
+
+// cutLast continues the streamed last line on new rows once it is longer
+// than MaxRowBytes.
+func (t *Transcript) cutLast() {
+	last := len(t.lines) - 1
+	if len(t.lines[last].text) <= MaxRowBytes {
+		return
+	}
+	rs := rows(t.lines[last])
+	t.lines = append(t.lines[:last], rs...)
 }
 
 // minGrow is the least room a streamed line starts with: a typical line of

@@ -225,31 +225,65 @@ func TestToolLinesStayOnOneLine(t *testing.T) {
 }
 
 // A long streamed line is built by appending, and stays correct when other
-// entries interleave and when flushed in the middle.
+// entries interleave and when flushed in the middle. Past MaxRowBytes it
+// continues on new rows, cut after a space.
 func TestTranscriptLongStreamedLine(t *testing.T) {
 	tr := NewTranscript(0)
 	tr.User("q")
+	head := tr.Len() + 2 // "" and "## Fido" come first
 	var want strings.Builder
+	var buf simBuffer
 	for i := 0; i < 5000; i++ {
 		tr.Content("word ")
 		want.WriteString("word ")
-		if i == 2500 {
+		if i == 1000 {
 			ops := tr.Flush()
 			require.NotEmpty(t, ops.Lines)
 			assert.Equal(t, want.String(), ops.Lines[len(ops.Lines)-1], "a flush mid-line sends the line so far")
+			buf.apply(t, ops)
 		}
 	}
 	ops := tr.Flush()
-	require.NotNil(t, ops.Append)
-	assert.Len(t, ops.Append.Text, 2499*len("word "), "the rest of the line, appended")
+	require.NotNil(t, ops.Append, "the row Lua holds grows by an append")
+	buf.apply(t, ops)
+	assert.Equal(t, tr.Lines(), buf.lines)
+	rowsOf := tr.Lines()[head:]
+	require.Len(t, rowsOf, (5000*len("word ")+MaxRowBytes-1)/MaxRowBytes)
+	for _, r := range rowsOf {
+		assert.LessOrEqual(t, len(r), MaxRowBytes)
+		assert.True(t, strings.HasSuffix(r, " "), "cut after a space")
+	}
+	assert.Equal(t, want.String(), strings.Join(rowsOf, ""), "the rows hold the line whole")
 	got := tr.Lines()[tr.Len()-1]
-	assert.Equal(t, want.String(), got)
 	tr.ToolCall("1", "read_file", "a.go")
 	tr.Content("after")
 	tr.Content(" tool")
 	ops = tr.Flush()
 	assert.Equal(t, "after tool", ops.Lines[len(ops.Lines)-1])
-	assert.Equal(t, want.String(), got, "an earlier line's text never changes under it")
+	assert.Equal(t, rowsOf[len(rowsOf)-1], got, "an earlier line's text never changes under it")
+}
+
+// A line without spaces is cut at MaxRowBytes, between two characters; a
+// pasted one (the user's text, a notice) is cut into rows too.
+func TestTranscriptRowsOfALineWithoutSpaces(t *testing.T) {
+	tr := NewTranscript(0)
+	tr.Content("x")
+	for i := 0; i < 3*MaxRowBytes/2; i++ {
+		tr.Content("é") // two bytes
+	}
+	ls := tr.Lines()
+	require.Equal(t, "## Fido", ls[0])
+	require.Equal(t, 1+(1+3*MaxRowBytes+MaxRowBytes-2)/(MaxRowBytes-1), len(ls), "rows of MaxRowBytes-1 bytes (the last character does not fit whole)")
+	for _, r := range ls[1:] {
+		assert.True(t, utf8.ValidString(r))
+		assert.LessOrEqual(t, len(r), MaxRowBytes)
+	}
+	assert.Len(t, ls[1], MaxRowBytes-1, "x and the characters that fit whole")
+	assert.Equal(t, "x"+strings.Repeat("é", 3*MaxRowBytes/2), strings.Join(ls[1:], ""))
+
+	tr = NewTranscript(0)
+	tr.User(strings.Repeat("a", 2*MaxRowBytes+5) + "\nshort")
+	assert.Equal(t, []string{"## You", strings.Repeat("a", MaxRowBytes), strings.Repeat("a", MaxRowBytes), "aaaaa", "short"}, tr.Lines())
 }
 
 // BenchmarkTranscriptLongLine streams a 100 KB answer on one line, flushed

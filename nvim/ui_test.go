@@ -86,3 +86,77 @@ func BenchmarkUIStream(b *testing.B) {
 		}
 	}
 }
+
+// A turn that ends between two flushes still ends once: FidoTurnDone is
+// recorded when the state goes back to idle, not inferred from the status
+// Lua receives (which never showed the turn busy here). Two plan updates
+// in one flush are two FidoPlanUpdated, in order.
+func TestEventsAreRecordedOncePerOccurrence(t *testing.T) {
+	u := newUI(func(context.Context, *Batch) error { return nil }, t.Logf, nil)
+	u.take()
+	u.Usage(agent.Usage{Calls: 1}, agent.Usage{})
+	u.SetState(agent.StateConnecting)
+	u.SetState(agent.StateStreaming)
+	u.Plan(&plan.Plan{Version: 1})
+	u.Plan(&plan.Plan{Version: 2})
+	u.SetState(agent.StateIdle)
+	u.SetState(agent.StateIdle) // a restored conversation's replay: no turn
+	b, more := u.take()
+	require.False(t, more)
+	require.NotNil(t, b.Status)
+	assert.Equal(t, "idle", b.Status.State)
+	var names []string
+	for _, e := range b.Events {
+		names = append(names, e.Name)
+	}
+	assert.Equal(t, []string{EventPlanUpdated, EventPlanUpdated, EventTurnDone}, names)
+	assert.Equal(t, 1, b.Events[0].Data.(PlanState).Plan.Version)
+	assert.Equal(t, 2, b.Events[1].Data.(PlanState).Plan.Version)
+	assert.Equal(t, 1, b.Events[2].Data.(TurnDoneData).Usage.Calls)
+	b, _ = u.take()
+	assert.Nil(t, b, "sent once")
+}
+
+// While the transcript takes several bounded batches, the status, the plan
+// and the events wait for the one that completes it: status() never says
+// idle, nor FidoTurnDone fires, before the turn's text is in the buffer.
+func TestBoundedBatchesKeepEventsAfterTheText(t *testing.T) {
+	u := newUI(func(context.Context, *Batch) error { return nil }, t.Logf, nil)
+	u.limit = Limit{Bytes: 1000, Lines: 10}
+	u.take()
+	u.SetState(agent.StateStreaming)
+	u.UserText("q")
+	for i := 0; i < 500; i++ {
+		u.Content("word ")
+		if i%50 == 49 {
+			u.Content("\n")
+		}
+	}
+	u.Plan(&plan.Plan{Version: 1})
+	u.SetState(agent.StateIdle)
+	var batches []*Batch
+	for {
+		b, more := u.take()
+		require.NotNil(t, b)
+		batches = append(batches, b)
+		bytes, lines := opsSize(*b.Transcript)
+		assert.LessOrEqual(t, bytes, 1000)
+		assert.LessOrEqual(t, lines, 10)
+		if !more {
+			break
+		}
+		assert.Nil(t, b.Status, "batch %d", len(batches))
+		assert.Nil(t, b.PlanState)
+		assert.Empty(t, b.Events)
+	}
+	require.Greater(t, len(batches), 2)
+	last := batches[len(batches)-1]
+	require.NotNil(t, last.Status)
+	assert.Equal(t, "idle", last.Status.State)
+	require.NotNil(t, last.PlanState)
+	require.Len(t, last.Events, 2)
+	assert.Equal(t, EventTurnDone, last.Events[1].Name)
+	for i, b := range batches {
+		assert.Equal(t, int64(i+2), b.Flushes, "numbered in order")
+	}
+}
