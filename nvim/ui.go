@@ -55,8 +55,14 @@ type TurnDoneData struct {
 
 // DefaultLimit bounds each batch's transcript part: a burst read while a
 // flush was pending reaches Neovim over several flushes instead of one that
-// holds it for more than a frame (measured with cmd/renderbench -only
-// sizes; see doc/fido.txt fido-events).
+// holds it for more than a frame. Chosen with cmd/renderbench -only sizes
+// (Lua's apply time by batch size, on 0.7.2, 0.10.4 and 0.12.4): 1,000
+// lines cost 0.3–0.4 ms as answer text, 1.3–2 ms highlighted (reasoning,
+// an extmark each), 64 KB of 80-byte lines 0.5–1.2 ms; rows are at most
+// MaxRowBytes. So a batch at the bound stays near 2 ms on the slowest
+// version, an eighth of a frame, leaving room for the redraw after it and
+// for a loaded machine; and at 33 batches a second the bound still drains
+// 2 MB/s, more than any model streams. See doc/fido.txt fido-batch-bound.
 var DefaultLimit = Limit{Bytes: 64 << 10, Lines: 1000}
 
 // PlanState wraps the plan so that "no plan" (nil) is sent explicitly.
