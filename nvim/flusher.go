@@ -24,23 +24,58 @@ const flushSlack = FlushInterval / 2
 // interval, which the next change past the interval makes moot. While a
 // model streams, the flushes thus ride on the deltas' own wakeups instead
 // of a timer's: the host spends more on waking up than on the bytes.
+//
+// A batch is bounded (see Limit): when take leaves changes for later, the
+// next batch follows one interval after, without waiting for a change.
 type flusher struct {
 	kick     chan struct{}
-	epoch    time.Time    // due counts from here, on the monotonic clock
-	due      atomic.Int64 // ns since epoch before which a change does not kick
-	armed    atomic.Bool  // the trailing timer is set for this interval
+	syncs    chan chan struct{} // sync's requests
+	running  atomic.Bool        // run is serving (sync waits for it only then)
+	stopped  chan struct{}      // closed when run returned
+	epoch    time.Time          // due counts from here, on the monotonic clock
+	due      atomic.Int64       // ns since epoch before which a change does not kick
+	armed    atomic.Bool        // the trailing timer is set for this interval
 	trailing *time.Timer
 
-	take func() *Batch // the pending batch, nil when nothing changed
+	// take returns the pending batch (nil when nothing changed) and whether
+	// changes are left for the next one.
+	take func() (*Batch, bool)
 	send func(context.Context, *Batch) error
 	logf func(string, ...any)
 }
 
-func newFlusher(take func() *Batch, send func(context.Context, *Batch) error, logf func(string, ...any)) *flusher {
-	f := &flusher{kick: make(chan struct{}, 1), epoch: time.Now(), take: take, send: send, logf: logf}
+func newFlusher(take func() (*Batch, bool), send func(context.Context, *Batch) error, logf func(string, ...any)) *flusher {
+	f := &flusher{kick: make(chan struct{}, 1), syncs: make(chan chan struct{}), stopped: make(chan struct{}),
+		epoch: time.Now(), take: take, send: send, logf: logf}
 	f.trailing = time.AfterFunc(time.Hour, f.kickNow)
 	f.trailing.Stop()
 	return f
+}
+
+// sync sends every pending change now, the interval notwithstanding, and
+// returns once Neovim applied it: a question's picker opens only after
+// the status and transcript it belongs to. It returns at once when the
+// flusher is not running, and early when ctx ends.
+func (f *flusher) sync(ctx context.Context) error {
+	if !f.running.Load() {
+		return nil
+	}
+	done := make(chan struct{})
+	select {
+	case f.syncs <- done:
+	case <-f.stopped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-f.stopped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // wake schedules a flush for a change; it never blocks.
@@ -67,16 +102,20 @@ func (f *flusher) kickNow() {
 
 // run sends a batch whenever woken, until ctx ends.
 func (f *flusher) run(ctx context.Context) {
+	f.running.Store(true)
+	defer close(f.stopped)
 	defer f.trailing.Stop()
 	for {
+		var synced chan struct{}
 		select {
 		case <-ctx.Done():
 			return
 		case <-f.kick:
+		case synced = <-f.syncs:
 		}
 		// A kick comes early only when a wake raced with the last flush;
-		// the interval holds regardless.
-		if wait := time.Duration(f.due.Load() - f.now()); wait > 0 && !sleep(ctx, wait) {
+		// the interval holds regardless (but not for a question waiting).
+		if wait := time.Duration(f.due.Load() - f.now()); synced == nil && wait > 0 && !sleep(ctx, wait) {
 			return
 		}
 		f.trailing.Stop()
@@ -89,7 +128,17 @@ func (f *flusher) run(ctx context.Context) {
 		case <-f.kick:
 		default:
 		}
-		if !f.flush(ctx) {
+		sent, more := f.flush(ctx)
+		for synced != nil && more && ctx.Err() == nil {
+			_, more = f.flush(ctx)
+		}
+		if synced != nil {
+			close(synced)
+		}
+		switch {
+		case more: // the rest goes one interval later
+			f.kickNow()
+		case !sent:
 			f.due.Store(0) // nothing was sent: the next change need not wait
 		}
 	}
@@ -107,14 +156,15 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// flush sends the pending batch, if any, and reports whether there was one.
-func (f *flusher) flush(ctx context.Context) bool {
-	b := f.take()
+// flush sends the pending batch, if any, and reports whether there was one
+// and whether changes are left for the next.
+func (f *flusher) flush(ctx context.Context) (sent, more bool) {
+	b, more := f.take()
 	if b == nil {
-		return false
+		return false, false
 	}
 	if err := f.send(ctx, b); err != nil && !errors.Is(err, context.Canceled) {
 		f.logf("fido: render: %v", err)
 	}
-	return true
+	return true, more
 }

@@ -14,6 +14,7 @@ import (
 type countingFlusher struct {
 	*flusher
 	mu      sync.Mutex
+	per     int // at most this many changes per batch (0: all), the rest left for the next
 	pending int
 	sent    []int       // changes per batch
 	at      []time.Time // when each batch was sent
@@ -21,7 +22,7 @@ type countingFlusher struct {
 
 func newCountingFlusher(t *testing.T) *countingFlusher {
 	c := &countingFlusher{}
-	c.flusher = newFlusher(func() *Batch {
+	c.flusher = newFlusher(func() (*Batch, bool) {
 		// The time the flusher takes the batch, read before the lock: a
 		// burst of change() calls contends for it and would delay the
 		// reading, not the flush.
@@ -29,11 +30,15 @@ func newCountingFlusher(t *testing.T) *countingFlusher {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.pending == 0 {
-			return nil
+			return nil, false
 		}
-		c.sent, c.at = append(c.sent, c.pending), append(c.at, now)
-		c.pending = 0
-		return &Batch{}
+		n := c.pending
+		if c.per > 0 {
+			n = min(n, c.per)
+		}
+		c.sent, c.at = append(c.sent, n), append(c.at, now)
+		c.pending -= n
+		return &Batch{}, c.pending > 0
 	}, func(context.Context, *Batch) error { return nil }, t.Logf)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -140,4 +145,54 @@ func assertSpaced(t *testing.T, at []time.Time) {
 	for i := 1; i < len(at); i++ {
 		assert.GreaterOrEqual(t, at[i].Sub(at[i-1]), FlushInterval*9/10, "batch %d came early", i)
 	}
+}
+
+// A batch that could not carry every change (its transcript over the
+// Limit) is followed by the next one an interval later, without another
+// change waking the flusher, until everything is sent.
+func TestFlusherSendsWhatIsLeftAnIntervalLater(t *testing.T) {
+	c := newCountingFlusher(t)
+	c.mu.Lock()
+	c.per = 10
+	c.mu.Unlock()
+	for i := 0; i < 45; i++ {
+		c.change()
+	}
+	sent, at := c.waitChanges(t, 45)
+	assert.Equal(t, 45, sum(sent))
+	assert.LessOrEqual(t, sent[len(sent)-1], 10)
+	for _, n := range sent {
+		assert.LessOrEqual(t, n, 10, "%v", sent)
+	}
+	assertSpaced(t, at)
+}
+
+// sync sends what is pending at once, the interval notwithstanding, every
+// part of it, and returns once it was sent.
+func TestFlusherSyncSendsEverythingNow(t *testing.T) {
+	c := newCountingFlusher(t)
+	c.change()
+	c.waitChanges(t, 1)
+	c.mu.Lock()
+	c.per = 3
+	c.pending = 7 // within the interval: no wake would send them yet
+	c.mu.Unlock()
+	start := time.Now()
+	require.NoError(t, c.sync(context.Background()))
+	sent, at := c.batches()
+	assert.Equal(t, []int{1, 3, 3, 1}, sent, "all sent when sync returns")
+	assert.Less(t, at[1].Sub(start), FlushInterval/2, "not held back by the interval")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.NoError(t, newFlusher(func() (*Batch, bool) { return nil, false }, nil, t.Logf).sync(ctx),
+		"a flusher that does not run has nothing to wait for")
+}
+
+func sum(v []int) int {
+	n := 0
+	for _, x := range v {
+		n += x
+	}
+	return n
 }

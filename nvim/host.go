@@ -160,7 +160,8 @@ func (h *host) start(cfg RunConfig) error {
 	b, err := cfg.NewBackend(h.ui, &Editor{v: h.v, lsp: &h.lsp, chanID: chanID})
 	if err != nil {
 		h.ui.Error(err.Error())
-		h.ui.flusher.flush(context.Background())
+		for _, more := h.ui.flusher.flush(context.Background()); more; _, more = h.ui.flusher.flush(context.Background()) {
+		}
 		return fmt.Errorf("backend: %w", err)
 	}
 	fctx, stop := context.WithCancel(context.Background())

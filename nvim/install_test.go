@@ -95,3 +95,46 @@ func TestHelpFidoAfterInstall(t *testing.T) {
 		require.NoError(t, n.Command("help :FidoShow"))
 	})
 }
+
+// A binary the user named that is not there is not ignored without a word:
+// one line says which binary runs instead, or that none was found.
+func TestWrongBinaryIsSaid(t *testing.T) {
+	t.Run("another runs", func(t *testing.T) {
+		n, _ := startFido(t) // FIDO_BINARY names the built fido
+		var bin string
+		n.Lua(t, &bin, `return vim.env.FIDO_BINARY`)
+		n.Lua(t, nil, `require("fido").setup({ binary = "/wrong/path" })`)
+		require.NoError(t, n.Command("Fido"))
+		n.WaitFor(t, `require("fido.host").ready()`, 10*time.Second, `_G.fido_notes`)
+		n.WaitFor(t, `#_G.fido_notes > 0`, 2*time.Second)
+		var notes []map[string]any
+		n.Lua(t, &notes, `return _G.fido_notes`)
+		require.Len(t, notes, 1, "said once")
+		msg, _ := notes[0]["msg"].(string)
+		assert.Equal(t, "Fido: binary /wrong/path does not exist; running "+bin+" instead", msg)
+		assert.EqualValues(t, 3, notes[0]["level"], "a warning") // vim.log.levels.WARN
+		require.NoError(t, n.Command("Fido hello again"))
+		n.Lua(t, &notes, `return _G.fido_notes`)
+		assert.Len(t, notes, 1, "not said again")
+	})
+	t.Run("none found", func(t *testing.T) {
+		plugin := filepath.Join(t.TempDir(), "fido")
+		require.NoError(t, os.MkdirAll(plugin, 0o755))
+		copyPlugin(t, plugin)
+		n := nvimtest.Start(t, nvimtest.Options{Args: []string{"--cmd", "set rtp^=" + plugin},
+			Env: []string{"PATH=/usr/bin:/bin"}})
+		notDir := filepath.Join(t.TempDir(), "fido-not-executable")
+		require.NoError(t, os.WriteFile(notDir, []byte("#!/bin/sh\n"), 0o644))
+		n.Lua(t, nil, `_G.notes = {}
+vim.notify = function(msg, level) table.insert(_G.notes, { msg = msg, level = level }) end
+require("fido").setup({ binary = ... })`, notDir)
+		n.Lua(t, nil, `pcall(vim.cmd, "Fido hello")`)
+		n.WaitFor(t, `#_G.notes > 0`, 2*time.Second)
+		var notes []map[string]any
+		n.Lua(t, &notes, `return _G.notes`)
+		require.Len(t, notes, 1)
+		msg, _ := notes[0]["msg"].(string)
+		assert.True(t, strings.HasPrefix(msg, "Fido: binary "+notDir+" is not executable, and no other fido binary was found (bin/fido not found: run `make` in "), msg)
+		assert.NotContains(t, msg, "\n", "one line")
+	})
+}

@@ -14,6 +14,9 @@ import (
 // calling goroutine waits; the RPC loop never does (NVIM.md pitfall 11).
 type prompts struct {
 	exec func(code string, args ...any) error
+	// sync sends the UI's pending changes before a question goes out, so
+	// Lua shows the state the question belongs to (nil: nothing to send).
+	sync func(context.Context) error
 
 	mu      sync.Mutex
 	next    int
@@ -39,7 +42,15 @@ func (p *prompts) ask(ctx context.Context, code string, args ...any) (any, error
 	// The call only schedules the picker, but Neovim may be busy in another
 	// blocking prompt: wait for it in a goroutine so ctx still cancels.
 	sent := make(chan error, 1)
-	go func() { sent <- p.exec(code, append([]any{id}, args...)...) }()
+	go func() {
+		if p.sync != nil {
+			if err := p.sync(ctx); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- p.exec(code, append([]any{id}, args...)...)
+	}()
 	for {
 		select {
 		case err := <-sent:

@@ -2,6 +2,7 @@ package nvim
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fido-nvim/fido/tools/secret"
 )
@@ -186,11 +187,54 @@ func (t *Transcript) trim() {
 	}
 }
 
+// MaxRowBytes is the longest row the transcript buffer holds: a longer
+// line (minified code, a base64 blob streamed as one line) continues on the
+// next rows. Neovim's cost of a write near a line, and of every redraw of
+// it with 'wrap' and 'linebreak' (the transcript window's), grows with the
+// line's length: 4 KB appended to a 512 KB line took 58 ms on 0.10.4 and
+// 0.12.4 (12 ms on 0.7.2), to an 8 KB one 1.3 ms (cmd/renderbench -only
+// sizes). The conversation keeps the line whole; only the buffer shows it
+// in rows.
+const MaxRowBytes = 8 << 10
+
+// rowCut is where a line longer than MaxRowBytes ends its first row: after
+// the last space in the row's last 256 bytes when there is one, else at
+// the limit (between two characters); never inside a registered key, so
+// redacting each row still hides it. 0 when the line cannot be cut yet.
+func rowCut(s string) int {
+	i := MaxRowBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	if k := strings.LastIndexByte(s[i-min(i, 256):i], ' '); k >= 0 {
+		i = i - min(i, 256) + k + 1
+	}
+	return secret.SafeCut(s, i)
+}
+
+// rows cuts l into rows of at most MaxRowBytes (see rowCut).
+func rows(l line) []line {
+	var out []line
+	for len(l.text) > MaxRowBytes {
+		i := rowCut(l.text)
+		if i <= 0 {
+			break
+		}
+		out = append(out, line{text: l.text[:i], group: l.group})
+		l.text = l.text[i:]
+	}
+	return append(out, l)
+}
+
 func splitLines(s string, group string) []line {
 	parts := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	out := make([]line, len(parts))
-	for i, p := range parts {
-		out[i] = line{text: p, group: group}
+	out := make([]line, 0, len(parts))
+	for _, p := range parts {
+		if len(p) > MaxRowBytes {
+			out = append(out, rows(line{text: p, group: group})...)
+		} else {
+			out = append(out, line{text: p, group: group})
+		}
 	}
 	return out
 }
@@ -230,11 +274,24 @@ func (t *Transcript) stream(kind entryKind, group, delta string) {
 	t.touch(t.base + last)
 	if strings.IndexByte(delta, '\n') < 0 { // most deltas: a piece of one line
 		t.lines[last].text = t.appendLast(last, delta)
+		t.cutLast()
 		return
 	}
 	parts := splitLines(delta, group)
 	t.lines[last].text = t.appendLast(last, parts[0].text)
+	t.cutLast()
 	t.lines = append(t.lines, parts[1:]...)
+}
+
+// cutLast continues the streamed last line on new rows once it is longer
+// than MaxRowBytes.
+func (t *Transcript) cutLast() {
+	last := len(t.lines) - 1
+	if len(t.lines[last].text) <= MaxRowBytes {
+		return
+	}
+	rs := rows(t.lines[last])
+	t.lines = append(t.lines[:last], rs...)
 }
 
 // minGrow is the least room a streamed line starts with: a typical line of
@@ -337,9 +394,59 @@ func (t *Transcript) Resync() {
 	t.sentID = -1
 }
 
-// Flush returns the changes since the last flush and marks them sent.
+// Limit bounds what one flush sends, so that applying it stays within a
+// frame's worth of Neovim's time (see DefaultLimit). A zero field bounds
+// nothing.
+type Limit struct {
+	Bytes int // bytes of text written (lines, appended text, rows set in place)
+	Lines int // lines written
+}
+
+// budget is what a flush has left of its Limit.
+type budget struct {
+	lim          Limit
+	bytes, lines int
+}
+
+func (b *budget) spend(bytes, lines int) { b.bytes, b.lines = b.bytes+bytes, b.lines+lines }
+
+// full reports that no further line fits.
+func (b *budget) full() bool {
+	return b.lim.Lines > 0 && b.lines >= b.lim.Lines || b.lim.Bytes > 0 && b.bytes >= b.lim.Bytes
+}
+
+// fit is how many bytes of s fit, cut before a UTF-8 character so that no
+// character is split over two flushes; at least one character when nothing
+// was spent yet, so every flush makes progress.
+func (b *budget) fit(s string) int {
+	room := b.lim.Bytes - b.bytes
+	if b.lim.Bytes <= 0 || room >= len(s) {
+		return len(s)
+	}
+	n := max(room, 0)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	if n == 0 && b.bytes == 0 && b.lines == 0 {
+		_, n = utf8.DecodeRuneInString(s)
+	}
+	return n
+}
+
+// Flush returns every change since the last flush and marks it sent.
 func (t *Transcript) Flush() TranscriptOps {
-	ops := TranscriptOps{Have: t.syncEnd - t.syncBase, From: -1}
+	ops, _ := t.FlushWithin(Limit{})
+	return ops
+}
+
+// FlushWithin returns the changes since the last flush, as many as fit in
+// lim, and marks them sent; more reports that some are left for the next
+// flush. What is left is the end of the transcript (lines after the last
+// one sent, the rest of a line cut in two), so flushes never reorder text.
+// Rows changed in place (completed tool lines) are few and short: they are
+// always sent, and count against the budget.
+func (t *Transcript) FlushWithin(lim Limit) (ops TranscriptOps, more bool) {
+	ops = TranscriptOps{Have: t.syncEnd - t.syncBase, From: -1}
 	// Lines Lua holds that the model dropped.
 	if t.base > t.syncBase {
 		ops.Trim = min(t.base, t.syncEnd) - t.syncBase
@@ -348,48 +455,93 @@ func (t *Transcript) Flush() TranscriptOps {
 	if luaBase < t.base { // Lua held none of the kept lines
 		luaBase = t.base
 	}
+	b := budget{lim: lim}
+	// The newest row written in this flush, with what Lua holds in it: when
+	// it ends up as Lua's last row, a later flush may append to it.
+	wrote, wroteText, wroteGroup := -1, "", ""
+	written := func(id int, text, group string) {
+		if id > wrote {
+			wrote, wroteText, wroteGroup = id, text, group
+		}
+	}
 	from := max(t.dirtyFrom, t.base)
-	last := t.end() - 1
 	for row := range t.dirtyRows {
 		if row >= t.base && row < from {
 			l := t.lines[row-t.base]
-			ops.Set = append(ops.Set, RowLine{Row: row - luaBase, Text: secret.Redact(l.text), Group: l.group})
-			if row == last {
-				t.sent, t.sentGroup, t.sentID = ops.Set[len(ops.Set)-1].Text, l.group, row
-			}
+			red := secret.Redact(l.text)
+			ops.Set = append(ops.Set, RowLine{Row: row - luaBase, Text: red, Group: l.group})
+			b.spend(len(red), 1)
+			written(row, red, l.group)
 		}
 	}
 	sortRows(ops.Set)
+	syncEnd, dirtyFrom := t.end(), t.end()
 	// The streamed line Lua holds as its last row grew: only what is new
 	// goes, unless redaction changed what Lua already shows.
 	if from == t.syncEnd-1 && from == t.sentID && from < t.end() {
 		l := t.lines[from-t.base]
 		// Whole lines: a key split over two streamed deltas is caught too.
 		if red := secret.Redact(l.text); l.group == t.sentGroup && strings.HasPrefix(red, t.sent) {
-			if len(red) > len(t.sent) {
-				ops.Append = &RowAppend{Row: from - luaBase, Col: len(t.sent), Text: red[len(t.sent):], Group: l.group}
-				t.sent = red
+			if add := red[len(t.sent):]; add != "" {
+				n := b.fit(add)
+				if n > 0 {
+					ops.Append = &RowAppend{Row: from - luaBase, Col: len(t.sent), Text: add[:n], Group: l.group}
+					b.spend(n, 1)
+					written(from, red[:len(t.sent)+n], l.group)
+				}
+				if n < len(add) { // the rest of the line goes next time
+					more = true
+					syncEnd, dirtyFrom = t.syncEnd, from
+				}
 			}
 			from++
 		}
 	}
-	if from < t.end() || t.end() < t.syncEnd {
-		ops.From = from - luaBase
-		for _, l := range t.lines[from-t.base:] {
-			ops.Lines = append(ops.Lines, secret.Redact(l.text))
-			ops.Groups = append(ops.Groups, l.group)
+	if !more && (from < t.end() || t.end() < t.syncEnd) {
+		id, cut := from, false
+		var lines, groups []string
+		for ; id < t.end(); id++ {
+			if b.full() {
+				more = true
+				break
+			}
+			l := t.lines[id-t.base]
+			red := secret.Redact(l.text)
+			n := b.fit(red)
+			if n == 0 && red != "" {
+				more = true
+				break
+			}
+			lines, groups = append(lines, red[:n]), append(groups, l.group)
+			b.spend(n, 1)
+			written(id, red[:n], l.group)
+			if n < len(red) { // Lua holds the line's start; the rest is appended
+				more, cut = true, true
+				id++
+				break
+			}
 		}
-		if n := len(ops.Lines); n > 0 {
-			t.sent, t.sentGroup, t.sentID = ops.Lines[n-1], ops.Groups[n-1], last
+		syncEnd, dirtyFrom = id, id
+		if cut {
+			dirtyFrom = id - 1
+		}
+		if len(lines) > 0 || from < t.syncEnd {
+			ops.From, ops.Lines, ops.Groups = from-luaBase, lines, groups
+		} else { // nothing fit, and Lua holds no row from here on: no tail op
+			syncEnd = max(t.syncEnd, luaBase)
 		}
 	}
-	if t.sentID != last {
+	t.syncBase, t.syncEnd, t.dirtyFrom = t.base, syncEnd, dirtyFrom
+	clear(t.dirtyRows)
+	// What Lua's last row holds, when this flush wrote it or it kept what
+	// the last flush wrote there.
+	switch last := syncEnd - 1; {
+	case wrote == last:
+		t.sent, t.sentGroup, t.sentID = wroteText, wroteGroup, last
+	case t.sentID != last:
 		t.sentID = -1
 	}
-	t.syncBase, t.syncEnd = t.base, t.end()
-	t.dirtyFrom = t.end()
-	clear(t.dirtyRows)
-	return ops
+	return ops, more
 }
 
 func sortRows(rs []RowLine) {

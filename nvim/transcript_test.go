@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -224,31 +225,65 @@ func TestToolLinesStayOnOneLine(t *testing.T) {
 }
 
 // A long streamed line is built by appending, and stays correct when other
-// entries interleave and when flushed in the middle.
+// entries interleave and when flushed in the middle. Past MaxRowBytes it
+// continues on new rows, cut after a space.
 func TestTranscriptLongStreamedLine(t *testing.T) {
 	tr := NewTranscript(0)
 	tr.User("q")
+	head := tr.Len() + 2 // "" and "## Fido" come first
 	var want strings.Builder
+	var buf simBuffer
 	for i := 0; i < 5000; i++ {
 		tr.Content("word ")
 		want.WriteString("word ")
-		if i == 2500 {
+		if i == 1000 {
 			ops := tr.Flush()
 			require.NotEmpty(t, ops.Lines)
 			assert.Equal(t, want.String(), ops.Lines[len(ops.Lines)-1], "a flush mid-line sends the line so far")
+			buf.apply(t, ops)
 		}
 	}
 	ops := tr.Flush()
-	require.NotNil(t, ops.Append)
-	assert.Len(t, ops.Append.Text, 2499*len("word "), "the rest of the line, appended")
+	require.NotNil(t, ops.Append, "the row Lua holds grows by an append")
+	buf.apply(t, ops)
+	assert.Equal(t, tr.Lines(), buf.lines)
+	rowsOf := tr.Lines()[head:]
+	require.Len(t, rowsOf, (5000*len("word ")+MaxRowBytes-1)/MaxRowBytes)
+	for _, r := range rowsOf {
+		assert.LessOrEqual(t, len(r), MaxRowBytes)
+		assert.True(t, strings.HasSuffix(r, " "), "cut after a space")
+	}
+	assert.Equal(t, want.String(), strings.Join(rowsOf, ""), "the rows hold the line whole")
 	got := tr.Lines()[tr.Len()-1]
-	assert.Equal(t, want.String(), got)
 	tr.ToolCall("1", "read_file", "a.go")
 	tr.Content("after")
 	tr.Content(" tool")
 	ops = tr.Flush()
 	assert.Equal(t, "after tool", ops.Lines[len(ops.Lines)-1])
-	assert.Equal(t, want.String(), got, "an earlier line's text never changes under it")
+	assert.Equal(t, rowsOf[len(rowsOf)-1], got, "an earlier line's text never changes under it")
+}
+
+// A line without spaces is cut at MaxRowBytes, between two characters; a
+// pasted one (the user's text, a notice) is cut into rows too.
+func TestTranscriptRowsOfALineWithoutSpaces(t *testing.T) {
+	tr := NewTranscript(0)
+	tr.Content("x")
+	for i := 0; i < 3*MaxRowBytes/2; i++ {
+		tr.Content("é") // two bytes
+	}
+	ls := tr.Lines()
+	require.Equal(t, "## Fido", ls[0])
+	require.Equal(t, 1+(1+3*MaxRowBytes+MaxRowBytes-2)/(MaxRowBytes-1), len(ls), "rows of MaxRowBytes-1 bytes (the last character does not fit whole)")
+	for _, r := range ls[1:] {
+		assert.True(t, utf8.ValidString(r))
+		assert.LessOrEqual(t, len(r), MaxRowBytes)
+	}
+	assert.Len(t, ls[1], MaxRowBytes-1, "x and the characters that fit whole")
+	assert.Equal(t, "x"+strings.Repeat("é", 3*MaxRowBytes/2), strings.Join(ls[1:], ""))
+
+	tr = NewTranscript(0)
+	tr.User(strings.Repeat("a", 2*MaxRowBytes+5) + "\nshort")
+	assert.Equal(t, []string{"## You", strings.Repeat("a", MaxRowBytes), strings.Repeat("a", MaxRowBytes), "aaaaa", "short"}, tr.Lines())
 }
 
 // BenchmarkTranscriptLongLine streams a 100 KB answer on one line, flushed
@@ -350,4 +385,121 @@ func TestTranscriptResyncSendsEverything(t *testing.T) {
 	buf.apply(t, ops)
 	assert.Equal(t, tr.Lines(), buf.lines)
 	assert.Equal(t, "partial answer goes on", buf.lines[len(buf.lines)-1])
+}
+
+// opsSize is what a flush writes: bytes of text and lines.
+func opsSize(ops TranscriptOps) (bytes, lines int) {
+	for _, s := range ops.Set {
+		bytes, lines = bytes+len(s.Text), lines+1
+	}
+	if ops.Append != nil {
+		bytes, lines = bytes+len(ops.Append.Text), lines+1
+	}
+	for _, l := range ops.Lines {
+		bytes, lines = bytes+len(l), lines+1
+	}
+	return bytes, lines
+}
+
+// assertPrefix checks that the buffer holds the model's text up to some
+// point: every line but the last as the model has it, the last one a start
+// of the model's line. Nothing is lost or out of order, only not sent yet.
+func assertPrefix(t *testing.T, tr *Transcript, buf *simBuffer, msg string) {
+	t.Helper()
+	model := tr.Lines()
+	require.LessOrEqual(t, len(buf.lines), len(model), msg)
+	for i, l := range buf.lines {
+		if i == len(buf.lines)-1 {
+			require.True(t, strings.HasPrefix(model[i], l), "%s: row %d %q is not a start of %q", msg, i, l, model[i])
+		} else {
+			require.Equal(t, model[i], l, "%s: row %d", msg, i)
+		}
+		require.Equal(t, modelGroups(tr)[i], buf.groups[i], "%s: group of row %d", msg, i)
+	}
+}
+
+// Flushes bounded by a Limit send at most that much; what they leave goes
+// in the next ones, in order, so the buffer is always a start of the model
+// and the model itself once the flushes caught up. Cut lines continue by
+// appends, multi-byte characters are never split.
+func TestTranscriptBoundedFlushes(t *testing.T) {
+	for _, lim := range []Limit{{Bytes: 1}, {Bytes: 7}, {Bytes: 64}, {Lines: 1}, {Lines: 3}, {Bytes: 50, Lines: 4}} {
+		t.Run(fmt.Sprintf("%d bytes, %d lines", lim.Bytes, lim.Lines), func(t *testing.T) {
+			tr := NewTranscript(40)
+			var buf simBuffer
+			flushes := 0
+			flush := func(msg string) bool {
+				ops, more := tr.FlushWithin(lim)
+				flushes++
+				bytes, lines := opsSize(ops)
+				if lim.Bytes > 0 && bytes > lim.Bytes {
+					// Only the rows set in place and the progress rule's one character may go over.
+					assert.LessOrEqual(t, bytes, lim.Bytes+len(ops.Set)*80+4, "%s: %d bytes", msg, bytes)
+				}
+				if lim.Lines > 0 {
+					assert.LessOrEqual(t, lines, lim.Lines+len(ops.Set), "%s: %d lines", msg, lines)
+				}
+				buf.apply(t, ops)
+				for _, l := range append(append([]string{}, ops.Lines...), buf.lines...) {
+					require.True(t, utf8.ValidString(l), "%s: a character was split: %q", msg, l)
+				}
+				assertPrefix(t, tr, &buf, msg)
+				return more
+			}
+			for i := 0; i < 400; i++ {
+				switch {
+				case i%37 == 0:
+					tr.User(fmt.Sprintf("question %d\nwith two lines", i))
+				case i%23 == 0:
+					tr.ToolCall(fmt.Sprint(i), "read_file", "a.go")
+				case i%29 == 0:
+					tr.ToolResult(fmt.Sprint(i-6), "read_file", "ok", false)
+				case i%19 == 0:
+					tr.Reasoning("thinking ünïcødé ✓ …\nmore ")
+				case i%11 == 0:
+					tr.Content("end of a line\n\n")
+				default:
+					tr.Content(fmt.Sprintf("wörd%d ", i))
+				}
+				if i%5 == 0 {
+					flush(fmt.Sprintf("step %d", i))
+				}
+			}
+			for n := 0; flush("draining"); n++ {
+				require.Less(t, n, 100000, "the flushes catch up")
+			}
+			assert.Equal(t, tr.Lines(), buf.lines)
+			assert.Equal(t, modelGroups(tr), buf.groups)
+			assert.False(t, tr.Dirty())
+			if lim.Bytes > 0 && lim.Bytes < 64 {
+				assert.Greater(t, buf.appends, 10, "cut lines continue by appends")
+			}
+		})
+	}
+}
+
+// A 100,000-delta answer on one line goes out in pieces of the limit, each
+// an append to the row the last piece ended.
+func TestTranscriptBoundedFlushCutsALongLine(t *testing.T) {
+	tr := NewTranscript(0)
+	tr.User("q")
+	for i := 0; i < 100000; i++ {
+		tr.Content("word ")
+	}
+	var buf simBuffer
+	lim := Limit{Bytes: 64 << 10, Lines: 1000}
+	var pieces []int
+	for {
+		ops, more := tr.FlushWithin(lim)
+		bytes, _ := opsSize(ops)
+		assert.LessOrEqual(t, bytes, lim.Bytes)
+		pieces = append(pieces, bytes)
+		buf.apply(t, ops)
+		if !more {
+			break
+		}
+	}
+	assert.Equal(t, tr.Lines(), buf.lines)
+	assert.Len(t, pieces, (500000+len("## You\nq\n\n## Fido\n")+lim.Bytes-1)/lim.Bytes)
+	assert.Equal(t, len(pieces)-1, buf.appends, "after the first, every piece is an append")
 }

@@ -21,11 +21,49 @@ type Batch struct {
 	// PlanState carries the normalized plan for status().plan, only when it
 	// changed (the plan is not resent with every streamed delta).
 	PlanState *PlanState `msgpack:"plan_state,omitempty"`
+	// Events are the User autocmds to fire, in the order they happened,
+	// once the rest of the batch is applied. A batch carries them (and the
+	// status, plan, bar and input requests) only when it carries the whole
+	// transcript, so an event never comes before the text that preceded it.
+	Events []Event `msgpack:"events,omitempty"`
 	// Flushes counts the batches sent so far, this one included.
 	Flushes int64 `msgpack:"flushes"`
 	// Quit closes Fido's windows (/quit).
 	Quit bool `msgpack:"quit,omitempty"`
 }
+
+// User autocmds the host fires (see :help fido-events). FidoApprovalNeeded
+// is fired by fido.questions as it receives the question, once per question.
+const (
+	EventTurnDone    = "FidoTurnDone"
+	EventPlanUpdated = "FidoPlanUpdated"
+)
+
+// Event is one User autocmd: each occurrence is recorded once by the host,
+// whatever the coalescing of the surfaces' state.
+type Event struct {
+	Name string `msgpack:"name"`
+	Data any    `msgpack:"data"`
+}
+
+// TurnDoneData is FidoTurnDone's data: the totals when the turn ended.
+type TurnDoneData struct {
+	Model         string      `msgpack:"model"`
+	Usage         UsageStatus `msgpack:"usage"`
+	SubagentUsage UsageStatus `msgpack:"subagent_usage"`
+}
+
+// DefaultLimit bounds each batch's transcript part: a burst read while a
+// flush was pending reaches Neovim over several flushes instead of one that
+// holds it for more than a frame. Chosen with cmd/renderbench -only sizes
+// (Lua's apply time by batch size, on 0.7.2, 0.10.4 and 0.12.4): 1,000
+// lines cost 0.3–0.4 ms as answer text, 1.3–2 ms highlighted (reasoning,
+// an extmark each), 64 KB of 80-byte lines 0.5–1.2 ms; rows are at most
+// MaxRowBytes. So a batch at the bound stays near 2 ms on the slowest
+// version, an eighth of a frame, leaving room for the redraw after it and
+// for a loaded machine; and at 33 batches a second the bound still drains
+// 2 MB/s, more than any model streams. See doc/fido.txt fido-batch-bound.
+var DefaultLimit = Limit{Bytes: 64 << 10, Lines: 1000}
 
 // PlanState wraps the plan so that "no plan" (nil) is sent explicitly.
 type PlanState struct {
@@ -58,7 +96,9 @@ type UI struct {
 	plan       planSurface
 	activity   activitySurface
 	input      inputRequests
-	flushes    int64 // batches taken so far
+	events     []Event // not sent yet, oldest first
+	limit      Limit   // of each batch's transcript part
+	flushes    int64   // batches taken so far
 
 	flusher *flusher
 	prompts *prompts
@@ -72,9 +112,13 @@ func newUI(send func(context.Context, *Batch) error, logf func(string, ...any), 
 	u := &UI{
 		transcript: NewTranscript(MaxEntries),
 		status:     newStatusSurface(),
+		limit:      DefaultLimit,
 		prompts:    p,
 	}
 	u.flusher = newFlusher(u.take, send, logf)
+	if p != nil {
+		p.sync = u.flusher.sync
+	}
 	return u
 }
 
@@ -87,24 +131,32 @@ func (u *UI) update(f func()) {
 	u.flusher.wake()
 }
 
-// take builds the pending batch (nil when nothing changed) and marks it sent.
-func (u *UI) take() *Batch {
+// take builds the pending batch (nil when nothing changed) and marks it
+// sent; more reports that the transcript did not fit in the batch's limit.
+// The other surfaces and the events then wait for the batch that completes
+// the transcript: status() never says idle before the turn's text is shown.
+func (u *UI) take() (b *Batch, more bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if !u.status.dirty && !u.transcript.Dirty() && !u.plan.dirty() && !u.activity.dirty && !u.input.dirty() {
-		return nil
+	if !u.status.dirty && !u.transcript.Dirty() && !u.plan.dirty() && !u.activity.dirty && !u.input.dirty() &&
+		len(u.events) == 0 {
+		return nil, false
 	}
 	u.flushes++
-	b := &Batch{Flushes: u.flushes}
+	b = &Batch{Flushes: u.flushes}
 	if u.transcript.Dirty() {
-		ops := u.transcript.Flush()
-		b.Transcript = &ops
+		ops, m := u.transcript.FlushWithin(u.limit)
+		b.Transcript, more = &ops, m
+	}
+	if more {
+		return b, true
 	}
 	u.status.take(b, u.flushes)
 	u.plan.take(b)
 	u.activity.take(b)
 	u.input.take(b)
-	return b
+	b.Events, u.events = u.events, nil
+	return b, false
 }
 
 // resyncTranscript sends the whole transcript with the next flush.
@@ -119,9 +171,15 @@ func (u *UI) startLayout(dims EditorDims, opts PlanOptions, autoShowPlan bool) {
 // Info implements agent.UI.
 func (u *UI) Info(i agent.SessionInfo) { u.update(func() { u.status.info(i) }) }
 
-// SetState implements agent.UI.
+// SetState implements agent.UI. The state going back to idle ends a turn
+// (a /compact too): FidoTurnDone is recorded here, where every state change
+// arrives, not inferred later from the coalesced snapshots Lua receives.
 func (u *UI) SetState(s agent.TurnState) {
 	u.update(func() {
+		if st := u.status.st; s == agent.StateIdle && st.State != string(agent.StateIdle) {
+			u.events = append(u.events, Event{Name: EventTurnDone,
+				Data: TurnDoneData{Model: st.Model, Usage: st.Usage, SubagentUsage: st.SubagentUsage}})
+		}
 		u.status.state(s)
 		if s == agent.StateIdle {
 			u.transcript.EndTurn()
@@ -159,8 +217,13 @@ func (u *UI) Usage(total, subagent agent.Usage) {
 	u.update(func() { u.status.usage(total, subagent) })
 }
 
-// Plan implements agent.UI.
-func (u *UI) Plan(p *plan.Plan) { u.update(func() { u.plan.set(p) }) }
+// Plan implements agent.UI; every call is one FidoPlanUpdated.
+func (u *UI) Plan(p *plan.Plan) {
+	u.update(func() {
+		u.plan.set(p)
+		u.events = append(u.events, Event{Name: EventPlanUpdated, Data: PlanState{Plan: p}})
+	})
+}
 
 // ShowPlan implements agent.UI.
 func (u *UI) ShowPlan(focus bool) { u.update(func() { u.plan.show(focus) }) }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,18 +50,22 @@ type runSpec struct {
 // result is what a run measured.
 type result struct {
 	runSpec
-	wall         time.Duration
-	lat          []time.Duration // the probe's eval latencies, sorted
-	over16       time.Duration
-	nOver16      int
-	writes       int
-	nvimCPU      time.Duration
-	hostCPU      time.Duration // bin/fido, or the naive renderer process
-	nvimRSS      int64         // after the run
-	applyMax     time.Duration
-	transcriptOK bool
-	floor        readerResult // when spec.floor
-	quietFloor   readerResult // a burst's floor read again once Neovim is closed
+	wall     time.Duration
+	lat      []time.Duration // the probe's eval latencies, sorted
+	over16   time.Duration
+	nOver16  int
+	writes   int
+	nvimCPU  time.Duration
+	hostCPU  time.Duration // bin/fido, or the naive renderer process
+	nvimRSS  int64         // after the run
+	applyMax time.Duration
+	// The largest batch's transcript part (bytes, lines) and its apply time.
+	bigBytes, bigLines int
+	bigApply           time.Duration
+	writesPerSec       float64 // the most batches in any second (see writesPerSecond)
+	transcriptOK       bool
+	floor              readerResult // when spec.floor
+	quietFloor         readerResult // a burst's floor read again once Neovim is closed
 }
 
 func (r result) pct(p float64) time.Duration {
@@ -196,14 +202,34 @@ func measure(e env, spec runSpec, dir string) (result, error) {
 	if err := v.ExecLua(`return require("fido").status().flushes`, &flushes0); err != nil {
 		return res, err
 	}
-	// Time every batch Neovim applies (the host calls bridge.apply by name).
+	// Time every batch Neovim applies (the host calls bridge.apply by name),
+	// note when it came and keep the largest transcript part's size.
 	if err := v.ExecLua(`local b = require("fido.bridge")
 local apply = b.apply
-_G.renderbench_apply_max = 0
+_G.renderbench = { apply_max = 0, at = {}, big = { bytes = -1, lines = 0, ns = 0 } }
+local rb = _G.renderbench
 b.apply = function(batch)
   local t = vim.loop.hrtime()
   local resync = apply(batch)
-  _G.renderbench_apply_max = math.max(_G.renderbench_apply_max, vim.loop.hrtime() - t)
+  local d = vim.loop.hrtime() - t
+  rb.apply_max = math.max(rb.apply_max, d)
+  table.insert(rb.at, t)
+  local tr = batch.transcript
+  if type(tr) == "table" then
+    local bytes, lines = 0, 0
+    for _, l in ipairs(type(tr.lines) == "table" and tr.lines or {}) do
+      bytes, lines = bytes + #l, lines + 1
+    end
+    for _, s in ipairs(type(tr.set) == "table" and tr.set or {}) do
+      bytes, lines = bytes + #s.text, lines + 1
+    end
+    if type(tr.append) == "table" then
+      bytes, lines = bytes + #tr.append.text, lines + 1
+    end
+    if bytes > rb.big.bytes or (bytes == rb.big.bytes and d > rb.big.ns) then
+      rb.big = { bytes = bytes, lines = lines, ns = d }
+    end
+  end
   return resync
 end`, nil); err != nil {
 		return res, err
@@ -225,6 +251,13 @@ end`, nil); err != nil {
 		}
 	}
 
+	// The probe lives in this process, beside the fake server writing a
+	// burst of up to 23 MB: this process's garbage collector, marking that
+	// heap, delayed the probe's calls by up to 100 ms while Neovim's own
+	// 1 ms timer saw no gap over 10 ms. It does not collect while measuring
+	// (the run allocates a few copies of the script at most).
+	runtime.GC()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	nvim0, host0 := cpuTime(nvimPid), cpuTime(hostPid)
 	start := time.Now()
 	done := make(chan error, 1)
@@ -316,11 +349,21 @@ func finish(v *nvim.Nvim, res result, err error, start time.Time, nvimPid, hostP
 		return res, err
 	}
 	res.writes = flushes - flushes0
-	var applyMax int64
-	if err := v.ExecLua(`return _G.renderbench_apply_max`, &applyMax); err != nil {
+	var rb struct {
+		ApplyMax int64   `msgpack:"apply_max"`
+		At       []int64 `msgpack:"at"`
+		Big      struct {
+			Bytes int   `msgpack:"bytes"`
+			Lines int   `msgpack:"lines"`
+			NS    int64 `msgpack:"ns"`
+		} `msgpack:"big"`
+	}
+	if err := v.ExecLua(`return _G.renderbench`, &rb); err != nil {
 		return res, err
 	}
-	res.applyMax = time.Duration(applyMax)
+	res.applyMax = time.Duration(rb.ApplyMax)
+	res.bigBytes, res.bigLines, res.bigApply = rb.Big.Bytes, rb.Big.Lines, time.Duration(rb.Big.NS)
+	res.writesPerSec = writesPerSecond(rb.At)
 	res.nvimRSS = rss(nvimPid)
 	var last []string
 	if err := v.ExecLua(`local b = vim.fn.bufnr("fido://transcript")
@@ -339,6 +382,18 @@ return vim.api.nvim_buf_get_lines(b, -3, -1, false)`, &last); err != nil {
 		if strings.TrimSpace(l) == want {
 			res.transcriptOK = true
 		}
+	}
+	if res.renderer == fido && res.lineEvery == 0 {
+		// One line longer than nvim.MaxRowBytes is shown in rows: joined,
+		// the rows after the answer's header begin with the whole line.
+		var rows []string
+		if err := v.ExecLua(`local ls = vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false)
+local from = 1
+for i, l in ipairs(ls) do if l == "## Fido" then from = i + 1 end end
+return vim.list_slice(ls, from)`, &rows); err != nil {
+			return res, err
+		}
+		res.transcriptOK = strings.HasPrefix(strings.Join(rows, ""), want)
 	}
 	sort.Slice(res.lat, func(i, j int) bool { return res.lat[i] < res.lat[j] })
 	return res, nil
@@ -382,4 +437,20 @@ func poll(v *nvim.Nvim, expr string, timeout time.Duration) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// writesPerSecond is the most batches Neovim applied within any one second
+// (at: their hrtime stamps, ns), counted from the first: over a run shorter
+// than a second, every batch of it. A rate over the whole run would hide a
+// burst of writes in an otherwise quiet run.
+func writesPerSecond(at []int64) float64 {
+	most := 0
+	j := 0
+	for i := range at {
+		for at[i]-at[j] >= int64(time.Second) {
+			j++
+		}
+		most = max(most, i-j+1)
+	}
+	return float64(most)
 }

@@ -114,16 +114,18 @@ local function call_module(name, payload)
   end
 end
 
--- User FidoTurnDone with the totals; a notification when none of Fido's
--- windows is visible (the user is elsewhere and would not see it end).
-local function turn_ended()
-  local st = state.status
+-- Fires one User event the host sent (see nvim/ui.go Event), scheduled so
+-- that a user's autocmd never runs inside the host's call; events keep their
+-- order, and come after what the batch applied. FidoTurnDone also says so
+-- when none of Fido's windows is visible (the user would not see it end).
+local function fire(name, data)
+  data = nilify(data) or {}
+  if name == "FidoPlanUpdated" then
+    data = { plan = nilify(data.plan) }
+  end
   vim.schedule(function()
-    require("fido.events").fire(
-      "FidoTurnDone",
-      { model = st.model, usage = st.usage, subagent_usage = st.subagent_usage }
-    )
-    if layout.transcript_win() == nil and layout.input_win() == nil then
+    require("fido.events").fire(name, data)
+    if name == "FidoTurnDone" and layout.transcript_win() == nil and layout.input_win() == nil then
       vim.notify("Fido: the turn is done (:Fido shows it)", vim.log.levels.INFO, { title = "Fido" })
     end
   end)
@@ -136,18 +138,14 @@ function M.apply(batch)
   if batch.transcript and batch.transcript ~= vim.NIL then
     resync = apply_transcript(batch.transcript)
   end
-  local plan_updated = false
   if batch.plan_state and batch.plan_state ~= vim.NIL then
     state.plan = nilify(batch.plan_state.plan)
     state.status.plan = state.plan
-    plan_updated = true
   end
-  local turn_done = false
   if batch.status and batch.status ~= vim.NIL then
     local st = batch.status
     st.plan = state.plan
     st.subagent = nilify(st.subagent)
-    turn_done = st.state == "idle" and state.status.state ~= "idle"
     state.status = st
     require("fido").status_changed(st)
   end
@@ -166,14 +164,8 @@ function M.apply(batch)
   if type(batch.draft) == "string" then
     layout.set_input(batch.draft, false)
   end
-  if plan_updated then
-    local p = state.plan
-    vim.schedule(function()
-      require("fido.events").fire("FidoPlanUpdated", { plan = p })
-    end)
-  end
-  if turn_done then
-    turn_ended()
+  for _, ev in ipairs(nilify(batch.events) or {}) do
+    fire(ev.name, ev.data)
   end
   return resync
 end

@@ -61,6 +61,28 @@ function M.binary()
   return nil, string.format("bin/fido not found: run `make` in %s (needs Go)", M.plugin_root()), tried
 end
 
+-- What is wrong with a binary the user named (setup's `binary`, else
+-- $FIDO_BINARY) that is not the one found (bin: nil when none was), in one
+-- line: which runs instead, or that none does; nil when it is fine.
+local function named_binary_warning(bin)
+  local name, what = config.values.binary, "binary"
+  if not name and vim.env.FIDO_BINARY and vim.env.FIDO_BINARY ~= "" then
+    name, what = vim.env.FIDO_BINARY, "$FIDO_BINARY"
+  end
+  if not name then
+    return nil
+  end
+  local p = vim.fn.expand(name)
+  if p == bin then
+    return nil
+  end
+  local why = (vim.fn.filereadable(p) == 1 and vim.fn.isdirectory(p) == 0) and "is not executable" or "does not exist"
+  if bin then
+    return string.format("%s %s %s; running %s instead", what, p, why, bin)
+  end
+  return string.format("%s %s %s, and no other fido binary was found", what, p, why)
+end
+
 --- The log file the host's stderr goes to.
 function M.log_path()
   if config.values.log_file then
@@ -171,8 +193,16 @@ end
 --- Starts the host. Returns the channel, or nil and a message.
 function M.start()
   local bin, err = M.binary()
+  local warning = named_binary_warning(bin)
   if not bin then
-    return nil, err
+    return nil, warning and string.format("%s (%s)", warning, err) or err
+  end
+  -- Said once per session and setting (the host may restart).
+  if warning and state.warned ~= warning then
+    state.warned = warning
+    vim.schedule(function()
+      notify("Fido: " .. warning, vim.log.levels.WARN)
+    end)
   end
   local root = config.values.root and vim.fn.expand(config.values.root) or vim.fn.getcwd()
   log_lines({ string.format("--- %s starting %s serve --root %s", os.date("%Y-%m-%d %H:%M:%S"), bin, root) })

@@ -58,6 +58,9 @@ type jsRun struct {
 	rejected      []*goja.Promise
 	resultPromise *goja.Promise
 
+	heapBase uint64     // the heap before the run (jsHeapBytes); shared, read-only
+	rangeErr goja.Value // RangeError, as the runtime had it before the snippet ran
+
 	modules     map[string]*goja.Object // resolved absolute path → module
 	moduleBytes int
 	fetches     int
@@ -76,12 +79,99 @@ var errJSStopped = errors.New("stopped")
 func newJSRun(t *jsEngine, ctx context.Context, network bool, offlineWhy string) *jsRun {
 	return &jsRun{
 		tool: t, ctx: ctx, network: network, offlineWhy: offlineWhy,
-		console: &jsConsole{kept: t.onConsole},
-		wake:    make(chan struct{}, 1),
-		stop:    make(chan struct{}),
-		timers:  map[int64]*jsTimer{},
-		modules: map[string]*goja.Object{},
+		console:  &jsConsole{kept: t.onConsole},
+		wake:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		timers:   map[int64]*jsTimer{},
+		modules:  map[string]*goja.Object{},
+		heapBase: jsHeapBytes(),
 	}
+}
+
+// heapGrowth is how much the heap grew since the run began, plus more bytes
+// about to be allocated. Safe from any goroutine.
+func (r *jsRun) heapGrowth(more uint64) uint64 {
+	h := jsHeapBytes() + more
+	if h <= r.heapBase {
+		return 0
+	}
+	return h - r.heapBase
+}
+
+// jsAllocGuard wraps the builtins that allocate as much as their argument
+// says (ArrayBuffer, the typed arrays, String.prototype.repeat): each asks
+// reserve first, which refuses an allocation that would take the heap past
+// the run's limit. Without it a loop of large buffers outruns the heap
+// poll (an untouched buffer costs no time to allocate) and reaches the
+// worker's OS memory ceiling, where the Go runtime may die anywhere: a
+// failed thread start, or a nil span queue in the garbage collector
+// (SIGSEGV) instead of its out-of-memory report. Prototype, species and
+// instanceof keep working: the globals become proxies of the originals.
+const jsAllocGuard = `(function (reserve) {
+  const define = (o, k, v) => Object.defineProperty(o, k, { value: v, writable: true, configurable: true, enumerable: false });
+  const guard = (C, bytes) => {
+    const has = (o) => o instanceof C; // goja's instanceof takes no proxy on its right
+    const P = new Proxy(C, {
+      construct(t, args, nt) { reserve(bytes(args)); return Reflect.construct(t, args, nt === P ? t : nt); },
+      get(t, k, rcv) { return k === Symbol.hasInstance ? has : Reflect.get(t, k, rcv); },
+    });
+    define(C.prototype, "constructor", P);
+    define(globalThis, C.name, P);
+  };
+  guard(ArrayBuffer, (a) => Number(a[0]) || 0);
+  for (const C of [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array,
+      Float32Array, Float64Array, BigInt64Array, BigUint64Array]) {
+    guard(C, (a) => {
+      const x = a[0];
+      const n = typeof x === "number" ? x : (Array.isArray(x) || ArrayBuffer.isView(x)) ? x.length : 0;
+      return (Number(n) || 0) * C.BYTES_PER_ELEMENT;
+    });
+  }
+  const repeat = String.prototype.repeat;
+  define(String.prototype, "repeat", {
+    repeat(count) {
+      if (this != null) reserve(String(this).length * 2 * (Number(count) || 0));
+      return repeat.call(this, count);
+    },
+  }.repeat);
+})`
+
+// guardAllocations installs jsAllocGuard; reserve throws the RangeError.
+func (r *jsRun) guardAllocations() error {
+	fn, err := r.vm.RunString(jsAllocGuard)
+	if err != nil {
+		return err
+	}
+	install, ok := goja.AssertFunction(fn)
+	if !ok {
+		return errors.New("the allocation guard is not a function")
+	}
+	limit := r.tool.memLimit
+	reserve := func(call goja.FunctionCall) goja.Value {
+		n := call.Argument(0).ToFloat()
+		if n > 0 && (n >= float64(limit) || r.heapGrowth(uint64(n)) > limit) {
+			msg := fmt.Sprintf("out of memory: the heap grew by more than %d MiB with an allocation of %s, which was refused",
+				limit>>20, jsSize(n))
+			if obj, err := r.vm.New(r.rangeErr, r.vm.ToValue(msg)); err == nil {
+				panic(obj)
+			}
+			panic(r.vm.NewGoError(errors.New(msg)))
+		}
+		return goja.Undefined()
+	}
+	_, err = install(goja.Undefined(), r.vm.ToValue(reserve))
+	return err
+}
+
+// jsSize words a byte count for an error message.
+func jsSize(n float64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.0f GiB", n/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", n/(1<<20))
+	}
+	return fmt.Sprintf("%.0f bytes", n)
 }
 
 // halt interrupts the runtime and the event loop. Safe from any goroutine.
@@ -255,6 +345,10 @@ func (r *jsRun) setup() error {
 	vm := r.vm
 	g := vm.GlobalObject()
 	r.errCtor = g.Get("Error")
+	r.rangeErr = g.Get("RangeError")
+	if err := r.guardAllocations(); err != nil {
+		return fmt.Errorf("allocation guard: %w", err)
+	}
 	var ok bool
 	if r.strFn, ok = goja.AssertFunction(g.Get("String")); !ok {
 		return errors.New("String is not a function")

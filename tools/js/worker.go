@@ -170,7 +170,6 @@ func (t *jsEngine) run(ctx context.Context, code string, timeout time.Duration, 
 	defer timer.Stop()
 	memTick := time.NewTicker(jsMemoryPoll)
 	defer memTick.Stop()
-	heapBase := jsHeapBytes()
 	for !finished && stop == 0 {
 		select {
 		case res = <-done:
@@ -180,7 +179,7 @@ func (t *jsEngine) run(ctx context.Context, code string, timeout time.Duration, 
 		case <-ctx.Done():
 			stop = jsStopCancel
 		case <-memTick.C:
-			if h := jsHeapBytes(); h > heapBase && h-heapBase > t.memLimit {
+			if run.heapGrowth(0) > t.memLimit {
 				stop = jsStopMemory
 			}
 		}

@@ -80,6 +80,32 @@ func Redact(s string) string {
 	return r.Replace(s)
 }
 
+// SafeCut returns the largest j ≤ i at which s can be cut in two without
+// splitting a registered secret: one whole in s, or one s ends with the
+// start of (the rest may follow). Redacting each part then hides the
+// secret as redacting s whole would. 0 means no such cut after the start.
+func SafeCut(s string, i int) int {
+	secrets.RLock()
+	list := secrets.list
+	secrets.RUnlock()
+	i = min(max(i, 0), len(s))
+	for moved := true; moved && i > 0; {
+		moved = false
+		for _, k := range list {
+			// A cut at i splits k when k (or, at the end of s, its start)
+			// begins at some p with p < i < p+len(k).
+			for p := max(0, i-len(k)+1); p < i; p++ {
+				end := min(len(s), p+len(k))
+				if s[p:end] == k[:end-p] {
+					i, moved = p, true
+					break
+				}
+			}
+		}
+	}
+	return i
+}
+
 // RedactBytes is Redact for a byte slice; it returns b itself when nothing changed.
 func RedactBytes(b []byte) []byte {
 	secrets.RLock()

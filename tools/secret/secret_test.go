@@ -36,3 +36,24 @@ func TestLongerSecretsAreRedactedWhole(t *testing.T) {
 	assert.Equal(t, "x [redacted] y", Redact("x "+long+" y"))
 	assert.False(t, strings.Contains(Redact(short+long), "and-more"))
 }
+
+// A cut never splits a key, whole or (at the end of the text) begun.
+func TestSafeCutNeverSplitsAKey(t *testing.T) {
+	const key = "sk-safecut-0123456789abcdef"
+	Add(key)
+	text := "before " + key + " after"
+	at := len("before ")
+	for i := 0; i <= len(text); i++ {
+		j := SafeCut(text, i)
+		assert.LessOrEqual(t, j, i)
+		if i > at && i < at+len(key) {
+			assert.Equal(t, at, j, "a cut inside the key moves before it")
+		} else {
+			assert.Equal(t, i, j, "elsewhere the cut stays")
+		}
+		assert.NotContains(t, Redact(text[:j])+"|"+Redact(text[j:]), key)
+	}
+	begun := "text sk-safecut-0123"
+	assert.Equal(t, len("text "), SafeCut(begun, len(begun)-2), "the start of a key at the end stays whole")
+	assert.Equal(t, 0, SafeCut(key, 5), "no cut inside a key that starts the text")
+}
