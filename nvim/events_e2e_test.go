@@ -65,6 +65,13 @@ func TestE2EUserEventsFireExactlyOnce(t *testing.T) {
 		n.WaitFor(t, fmt.Sprintf(`fake_count() == %d and _G.fake.open ~= nil`, w.approvals), 10*time.Second,
 			`_G.fake.log`, `_G.events`)
 	}
+	// A cancel puts the message back into the input; the user deletes it
+	// (a question never opens by itself over unsent text).
+	dropDraft := func() {
+		t.Helper()
+		n.WaitFor(t, `vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://input"), 0, -1, false)[1] ~= ""`, 10*time.Second)
+		n.Lua(t, nil, `vim.api.nvim_buf_set_lines(vim.fn.bufnr("fido://input"), 0, -1, false, {})`)
+	}
 	for i := 0; i < 20; i++ {
 		marker := fmt.Sprintf("Finished %d.", i)
 		n.Lua(t, nil, `_G.expect = ...`, marker)
@@ -95,6 +102,7 @@ func TestE2EUserEventsFireExactlyOnce(t *testing.T) {
 			n.Lua(t, nil, `_G.expect = ...; require("fido").submit(...)`, asked)
 			openPicker()
 			require.NoError(t, n.Command("FidoCancel"))
+			dropDraft()
 		case 3: // cancelled while streaming
 			part := fmt.Sprintf("streaming %d", i)
 			srv.Enqueue(llmtest.Reply().Content(part).Stall())
@@ -103,6 +111,7 @@ func TestE2EUserEventsFireExactlyOnce(t *testing.T) {
 			n.WaitFor(t, fmt.Sprintf(`vim.fn.match(vim.api.nvim_buf_get_lines(vim.fn.bufnr("fido://transcript"), 0, -1, false), %q) >= 0`, part),
 				10*time.Second, `_G.events`)
 			require.NoError(t, n.Command("FidoCancel"))
+			dropDraft()
 		default: // a quick answer
 			srv.Enqueue(llmtest.Text(marker))
 			calls++

@@ -199,7 +199,7 @@ func TestTUIMCPTrustWaitsWhileTheUserWrites(t *testing.T) {
 
 			openQuestion(t, u)
 			screen := u.Screen()
-			assert.Contains(t, screen, "probe: sh -c 'touch started; sleep 30'", "the server's whole command is on screen")
+			assert.Contains(t, screen, "runs: sh -c 'touch started; sleep 30'", "the server's whole command is on screen")
 			assert.Contains(t, screen, "not sandboxed")
 			t.Logf("the screen while the trust question is open:\n%s", screen)
 			u.Keys("Enter") // the first item: Not now

@@ -72,14 +72,6 @@ func sparseFile(t *testing.T, p string, size int64, mode os.FileMode) {
 	require.NoError(t, f.Close())
 }
 
-func (f *fido) notes(t *testing.T) string {
-	var notes string
-	f.Lua(t, &notes, `local out = {}
-for _, n in ipairs(_G.fido_notes or {}) do table.insert(out, n.msg) end
-return table.concat(out, "\n")`)
-	return notes
-}
-
 // A hostile clone, opened in a fresh workspace: each file below once hung
 // the session, killed the host or froze Neovim. Now the host stays alive,
 // Neovim answers every nvim_eval within 100 ms while Fido handles the file,

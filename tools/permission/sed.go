@@ -141,7 +141,11 @@ func (r *sedReader) read() sedScript {
 			}
 			d := r.peek()
 			r.i++
-			if !r.part(d, false) || !r.part(d, false) {
+			// y/source/dest/: two parts in a row.
+			if !r.part(d, false) {
+				return r.out
+			}
+			if !r.part(d, false) {
 				return r.out
 			}
 		default:

@@ -59,7 +59,7 @@ func RunHelper(args []string) int {
 		return 125
 	}
 	if landlockABI() < 1 {
-		return fail(true, errors.New("Landlock is not available on this kernel"))
+		return fail(true, errors.New("this kernel has no Landlock"))
 	}
 	if w.MountNS {
 		if err := mountReadOnly(w.Rules.ROMounts); err != nil {
