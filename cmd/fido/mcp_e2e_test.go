@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/agent/llmtest"
+	"github.com/fido-nvim/fido/tools/shell"
 )
 
 // everythingEntry is @modelcontextprotocol/server-everything's entry point,
@@ -42,7 +43,8 @@ func serverPID(t *testing.T, entry, dir string) int {
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
 		cmdline, err := os.ReadFile(filepath.Join(p, "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), entry) {
+		// The server itself, not the guard whose arguments name it too.
+		if err != nil || !strings.Contains(string(cmdline), entry) || strings.Contains(string(cmdline), shell.GuardCommand) {
 			continue
 		}
 		if cwd, err := os.Readlink(filepath.Join(p, "cwd")); err == nil && cwd == want {
