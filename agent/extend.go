@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"sync"
 
 	"github.com/fido-nvim/fido/tools"
 )
@@ -16,54 +17,65 @@ type ToolCatalog interface {
 	Catalog(ctx context.Context) (extra []tools.Tool, notes []string)
 }
 
-// CommandSet is a group of slash commands a feature outside the core adds
-// (/mcp …). They are listed in /help and run on their own goroutine.
-type CommandSet interface {
-	// Commands lists the commands for /help (it may change over time).
-	Commands() []Command
-	// Handles reports whether name (e.g. "/mcp" or "/mcp:srv:prompt") is one of them.
-	Handles(name string) bool
-	// Run runs the command with its argument text.
-	Run(name, arg string)
-}
-
-// Registry is the tool registry of the current conversation: the built-in
-// tools plus, once the conversation's first request fixed them, the
-// catalog's. Subagents advertise and call the same.
-func (s *Session) Registry() *tools.Registry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reg != nil {
-		return s.reg
+// convTools are the tools of the current conversation: the built-in
+// registry plus, once the conversation's first request fixed it, the
+// catalog's tools; and the tracker of the subdirectories' AGENTS.md it
+// attached. Subagents advertise and call the same registry.
+type convTools struct {
+	mu      sync.Mutex
+	reg     *tools.Registry // nil until the conversation's first request
+	nested  *NestedInstructions
+	base    *tools.Registry
+	catalog ToolCatalog // nil: no extra tools
+	read    FileReader  // nil: no nested instructions
+	screen  interface { // hears of tools left out
+		Notice(msg string)
+		Error(msg string)
 	}
-	return s.cfg.Registry
 }
 
-// ResetTools drops the conversation's fixed catalog: the next request takes
-// a new one (its tool list, and so the cached prompt prefix, may change).
-func (s *Session) ResetTools() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reg = nil
+// registry is the conversation's registry: the fixed one, else the built-in.
+func (c *convTools) registry() *tools.Registry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reg != nil {
+		return c.reg
+	}
+	return c.base
 }
 
-// conversationTools returns the registry of this conversation, taking the
-// catalog at its first request.
-func (s *Session) conversationTools(ctx context.Context) *tools.Registry {
-	s.mu.Lock()
-	reg, catalog := s.reg, s.cfg.Catalog
-	s.mu.Unlock()
+// reset drops the fixed catalog: the next request takes a new one (its
+// tool list, and so the cached prompt prefix, may change).
+func (c *convTools) reset() {
+	c.mu.Lock()
+	c.reg = nil
+	c.mu.Unlock()
+}
+
+// forgetNested starts the AGENTS.md tracker over (another conversation).
+func (c *convTools) forgetNested() {
+	c.mu.Lock()
+	c.nested = nil
+	c.mu.Unlock()
+}
+
+// fix returns the registry of this conversation, taking the catalog at
+// its first request.
+func (c *convTools) fix(ctx context.Context) *tools.Registry {
+	c.mu.Lock()
+	reg, catalog := c.reg, c.catalog
+	c.mu.Unlock()
 	if reg != nil || catalog == nil {
 		if reg == nil {
-			reg = s.cfg.Registry
+			reg = c.base
 		}
 		return reg
 	}
 	extra, notes := catalog.Catalog(ctx)
 	for _, n := range notes {
-		s.ui.Notice(n)
+		c.screen.Notice(n)
 	}
-	reg = s.cfg.Registry
+	reg = c.base
 	if len(extra) > 0 {
 		if reg == nil {
 			var err error
@@ -73,13 +85,64 @@ func (s *Session) conversationTools(ctx context.Context) *tools.Registry {
 		}
 		with, err := reg.With(extra...)
 		if err != nil {
-			s.ui.Error("extra tools left out: " + err.Error())
+			c.screen.Error("extra tools left out: " + err.Error())
 		} else {
 			reg = with
 		}
 	}
-	s.mu.Lock()
-	s.reg = reg
-	s.mu.Unlock()
+	c.mu.Lock()
+	c.reg = reg
+	c.mu.Unlock()
 	return reg
+}
+
+// tokens estimates the tool catalog's share of every request: the
+// conversation's catalog once its first request fixed it (MCP tools
+// included), the built-in tools before.
+func (c *convTools) tokens() int {
+	reg := c.registry()
+	if reg == nil {
+		return 0
+	}
+	n := 0
+	for _, sp := range reg.Specs() {
+		n += len(sp.Name) + len(sp.Description) + len(sp.Parameters) + 32
+	}
+	return n / 4
+}
+
+// access is what the tool called name may do (tools.ReadOnly when unknown).
+func (c *convTools) access(name string) tools.Access {
+	if reg := c.registry(); reg != nil {
+		if t, ok := reg.Lookup(name); ok {
+			return t.Access()
+		}
+	}
+	return tools.ReadOnly
+}
+
+// summarize is the transcript line of a call.
+func (c *convTools) summarize(call ToolCall) string {
+	if reg := c.registry(); reg != nil {
+		return reg.SummarizeCall(call.Name, []byte(call.Arguments))
+	}
+	return call.Name
+}
+
+// nestedFor is the conversation's AGENTS.md tracker, made on first use
+// (nil without nested instructions); msgs are the conversation, which
+// already carries what it attached.
+func (c *convTools) nestedFor(msgs func() []Message) *NestedInstructions {
+	if c.read == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nested == nil {
+		c.nested = NewNestedInstructions(c.read)
+		m := msgs()
+		c.nested.MarkSeen(attachedDirs(m))
+		c.nested.carry(attachedBytes(m))
+	}
+	return c.nested
 }

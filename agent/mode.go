@@ -1,8 +1,9 @@
 package agent
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/fido-nvim/fido/agent/conversation"
 )
 
 // Modes (/mode). In plan mode the invocation guard refuses every mutating
@@ -25,46 +26,39 @@ var modeNotes = map[string]string{
 	ModeAutoEdit: "\n\n[Fido: the user switched to auto-edit mode: file edits apply without review; commands still need approval]",
 }
 
-// modeName is the mode as shown (""/unset is default). Called with s.mu held.
-func (s *Session) modeName() string {
-	if s.mode == "" {
-		return ModeDefault
-	}
-	return s.mode
-}
-
-// Mode is the current mode.
-func (s *Session) Mode() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.modeName()
-}
-
-// setMode shows or changes the mode; the model hears of a change with the
-// next user message, and the conversation saves it.
-func (s *Session) setMode(arg string) {
-	arg = strings.TrimSpace(arg)
-	s.mu.Lock()
+// cmdMode shows or changes the mode (/mode); the model hears of a change
+// with the next user message, and the conversation saves it.
+func cmdMode(s *Session, arg string) {
 	if arg == "" {
-		cur := s.modeName()
-		s.mu.Unlock()
-		s.ui.Notice("mode: " + cur + " (" + strings.Join(Modes, ", ") + ")")
+		s.screen.Notice("mode: " + s.modes.Mode() + " (" + strings.Join(Modes, ", ") + ")")
 		return
 	}
-	if !contains(Modes, arg) {
-		s.mu.Unlock()
-		s.ui.Error(fmt.Sprintf("/mode: %q is not one of %s", arg, strings.Join(Modes, ", ")))
+	changed, err := s.modes.setMode(arg)
+	if err != nil {
+		s.screen.Error("/mode: " + err.Error())
 		return
 	}
-	changed := s.modeName() != arg
-	s.mode = arg
-	info := s.info()
-	s.mu.Unlock()
-	s.ui.Info(info)
+	s.screen.Info(s.info())
 	if changed {
-		s.saveMode(arg)
+		s.log.save(func(l *conversation.Log) error { return l.SetMode(arg) }, Message{})
 	}
-	s.ui.Notice("mode: " + arg)
+	s.screen.Notice("mode: " + arg)
+}
+
+// cmdReasoning shows or sets the reasoning effort (/reasoning).
+func cmdReasoning(s *Session, arg string) {
+	if arg != "" {
+		if err := s.modes.setReasoning(arg); err != nil {
+			s.screen.Error("/reasoning: " + err.Error())
+			return
+		}
+		s.screen.Info(s.info())
+	}
+	label := s.modes.Reasoning()
+	if label == "" {
+		label = "model default"
+	}
+	s.screen.Notice("reasoning effort: " + label)
 }
 
 // modeKnown is the mode the model was last told of in msgs: the newest
@@ -99,9 +93,4 @@ func modeNote(msgs []Message, mode string) string {
 		return ""
 	}
 	return modeNotes[mode]
-}
-
-// saveMode records the mode with the conversation.
-func (s *Session) saveMode(mode string) {
-	s.save(func(l *ConversationLog) error { return l.SetMode(mode) }, Message{})
 }

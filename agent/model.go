@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/fido-nvim/fido/agent/conversation"
 )
 
 // ModelInfo is one entry of the endpoint's model list.
@@ -39,99 +41,67 @@ func modelLabel(m ModelInfo) string {
 	return strings.Join(parts, " · ")
 }
 
-// models returns the model list, cached for the session (refresh: fetch
-// again). Models named in setup({ models }) come first.
-func (s *Session) models(ctx context.Context, refresh bool) ([]ModelInfo, error) {
-	s.mu.Lock()
-	cached := s.modelList
-	s.mu.Unlock()
-	if cached != nil && !refresh {
-		return cached, nil
-	}
-	if s.cfg.Models == nil {
-		return nil, fmt.Errorf("this endpoint has no model list")
-	}
-	list, err := s.cfg.Models(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := preferredFirst(list, s.cfg.PreferredModels)
-	s.mu.Lock()
-	s.modelList = out
-	s.mu.Unlock()
-	return out, nil
-}
-
-// setModel runs /model [id|refresh].
-func (s *Session) setModel(arg string) {
+// cmdModel runs /model [id|refresh].
+func cmdModel(s *Session, arg string) {
 	ctx := context.Background()
-	arg = strings.TrimSpace(arg)
-	list, err := s.models(ctx, arg == "refresh")
+	list, err := s.modes.models(ctx, arg == "refresh")
 	if arg == "" || arg == "refresh" {
 		if err != nil {
-			s.ui.Error("/model: the model list is not available (" + err.Error() + "); /model {id} switches directly")
+			s.screen.Error("/model: the model list is not available (" + err.Error() + "); /model {id} switches directly")
 			return
 		}
 		labels := make([]string, len(list))
 		for i, m := range list {
 			labels[i] = modelLabel(m)
 		}
-		idx, err := s.ui.Select(ctx, "Switch to which model? (now "+s.model()+")", labels)
+		idx, err := s.prompt.Select(ctx, "Switch to which model? (now "+s.modes.Model()+")", labels)
 		if err != nil || idx < 0 || idx >= len(list) {
 			return
 		}
-		s.switchModel(list[idx].ID, list[idx].Context)
+		switchModel(s, list[idx].ID, list[idx].Context)
 		return
 	}
 	if err != nil {
 		// Without a list the id cannot be checked: take the user's word.
-		s.ui.Notice("the model list is not available (" + err.Error() + "); switching without checking the id")
-		s.switchModel(arg, 0)
+		s.screen.Notice("the model list is not available (" + err.Error() + "); switching without checking the id")
+		switchModel(s, arg, 0)
 		return
 	}
 	for _, m := range list {
 		if m.ID == arg {
-			s.switchModel(m.ID, m.Context)
+			switchModel(s, m.ID, m.Context)
 			return
 		}
 	}
-	s.ui.Error(fmt.Sprintf("/model: %q is not in the endpoint's model list; the model stays %s (/model lists them, /model refresh reloads the list)", arg, s.model()))
+	s.screen.Error(fmt.Sprintf("/model: %q is not in the endpoint's model list; the model stays %s (/model lists them, /model refresh reloads the list)", arg, s.modes.Model()))
 }
 
 // switchModel makes id the model of the next requests; the context budget
 // follows its window (unless FIDO_CONTEXT_TOKENS fixed it).
-func (s *Session) switchModel(id string, window int) {
-	s.mu.Lock()
-	if s.running {
-		s.mu.Unlock()
-		s.ui.Error("/model: a turn is running; wait for it or cancel it first")
+func switchModel(s *Session, id string, window int) {
+	var old string
+	if !s.slot.idle(func() { old = s.modes.useModel(id, window) }) {
+		s.screen.Error("/model: a turn is running; wait for it or cancel it first")
 		return
 	}
-	old := s.cfg.Model
-	s.cfg.Model = id
-	if window > 0 && !s.cfg.FixedBudget {
-		s.cfg.ContextBudget = window * 3 / 4
-	}
-	info := s.info()
-	s.mu.Unlock()
-	s.ui.Info(info)
-	s.save(func(l *ConversationLog) error { return l.SetMeta("", id, 0) }, Message{})
+	s.screen.Info(s.info())
+	s.log.save(func(l *conversation.Log) error { return l.SetMeta("", id, 0) }, Message{})
 	if old == id {
-		s.ui.Notice("model: " + id + " (unchanged)")
+		s.screen.Notice("model: " + id + " (unchanged)")
 		return
 	}
-	s.ui.Notice(fmt.Sprintf("model: %s (was %s); the provider's cache starts cold for it", id, old))
+	s.screen.Notice(fmt.Sprintf("model: %s (was %s); the provider's cache starts cold for it", id, old))
 }
 
 // BudgetFromModelList reads the model list (kept for /model) and sizes the
 // context budget to 3/4 of the current model's window: room for the answer
 // and for the size estimate's error.
 func (s *Session) BudgetFromModelList(ctx context.Context) (model string, window int, err error) {
-	list, err := s.models(ctx, false)
+	list, err := s.modes.models(ctx, false)
 	if err != nil {
 		return "", 0, err
 	}
-	model = s.model()
+	model = s.modes.Model()
 	for _, m := range list {
 		if m.ID == model && m.Context > 0 {
 			s.SetContextBudget(m.Context * 3 / 4)
@@ -139,20 +109,6 @@ func (s *Session) BudgetFromModelList(ctx context.Context) (model string, window
 		}
 	}
 	return model, 0, fmt.Errorf("model list: no context length for %s", model)
-}
-
-// Model is the current model id.
-func (s *Session) Model() string { return s.model() }
-
-// SlashModels lists model ids for completion (from the cached list).
-func (s *Session) SlashModels() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.modelList))
-	for _, m := range s.modelList {
-		out = append(out, m.ID)
-	}
-	return out
 }
 
 // preferredFirst lists the preferred models the endpoint has first, in the

@@ -23,13 +23,14 @@ type userTurn struct {
 	msg   Message
 }
 
-// rewind handles /rewind: pick a user message, then what to rewind.
-func (s *Session) rewind() {
+// cmdRewind handles /rewind: pick a user message, then what to rewind.
+func cmdRewind(s *Session, _ string) {
 	if s.Busy() {
-		s.ui.Error("/rewind: a turn is running; cancel it first")
+		s.screen.Error("/rewind: a turn is running; cancel it first")
 		return
 	}
-	msgs := s.Messages()
+	msgs := s.hist.snapshot()
+	id, _ := s.hist.ident()
 	var turns []userTurn
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == RoleUser && msgs[i].Turn > 0 {
@@ -37,18 +38,18 @@ func (s *Session) rewind() {
 		}
 	}
 	if len(turns) == 0 {
-		s.ui.Notice("/rewind: no message to go back to yet")
+		s.screen.Notice("/rewind: no message to go back to yet")
 		return
 	}
-	entries, _ := s.changesOf(true)
+	entries, _ := s.trust.changesOf(id, true)
 	labels := make([]string, len(turns))
 	for i, t := range turns {
 		labels[i] = turnLabel(t.msg, filesAfter(entries, t.msg.Turn))
 	}
 	ctx := context.Background()
-	idx, err := s.ui.Select(ctx, "Rewind to just before which message?", labels)
+	idx, err := s.prompt.Select(ctx, "Rewind to just before which message?", labels)
 	if err != nil || idx < 0 || idx >= len(turns) {
-		s.ui.Notice("rewind cancelled")
+		s.screen.Notice("rewind cancelled")
 		return
 	}
 	target := turns[idx]
@@ -68,55 +69,46 @@ func (s *Session) rewind() {
 		preview += "; commands ran after it, their changes cannot be restored: " + strings.Join(cmds, "; ")
 	}
 	first := firstLine(userText(target.msg.Content), 50)
-	mode, err := s.ui.Select(ctx, fmt.Sprintf("Rewind to before “%s” (%s)", first, preview), RewindChoices)
+	mode, err := s.prompt.Select(ctx, fmt.Sprintf("Rewind to before “%s” (%s)", first, preview), RewindChoices)
 	if err != nil || mode < 0 || mode == 3 {
-		s.ui.Notice("rewind cancelled")
+		s.screen.Notice("rewind cancelled")
 		return
 	}
 	files, conv := mode == 0 || mode == 2, mode == 0 || mode == 1
 	if files && s.cfg.Workspace != nil {
-		s.ui.Notice("rewind: " + preview)
-		tag := workspace.UndoEntry{Conv: s.conversationID(), Turn: s.currentTurn()}
+		s.screen.Notice("rewind: " + preview)
+		conv, turn := s.hist.ident()
+		tag := workspace.UndoEntry{Conv: conv, Turn: turn}
 		done, failed := s.cfg.Workspace.ApplyRewind(ctx, plan, tag)
 		switch {
 		case len(done) > 0:
-			s.ui.Notice("rewind: " + strings.Join(done, ", "))
+			s.screen.Notice("rewind: " + strings.Join(done, ", "))
 		case len(failed) == 0:
-			s.ui.Notice("rewind: no file needed restoring")
+			s.screen.Notice("rewind: no file needed restoring")
 		}
 		if len(failed) > 0 {
-			s.ui.Error("rewind: could not restore " + strings.Join(failed, "; "))
+			s.screen.Error("rewind: could not restore " + strings.Join(failed, "; "))
 		}
 	}
 	if conv {
-		s.mu.Lock()
-		if s.running {
-			s.mu.Unlock()
-			s.ui.Error("/rewind: a turn started meanwhile; the conversation was not rewound")
+		dropped := 0
+		if !s.slot.idle(func() {
+			dropped = s.hist.cut(target.index)
+			s.trust.forget()
+		}) {
+			s.screen.Error("/rewind: a turn started meanwhile; the conversation was not rewound")
 			return
 		}
-		dropped := len(s.messages) - target.index
-		if target.index < len(s.messages) {
-			s.messages = s.messages[:target.index]
-		}
-		s.pending, s.revertNotes, s.review = nil, nil, nil
-		s.mu.Unlock()
 		// The model's picture of these files is older now: it reads them
 		// again before overwriting them.
 		for _, e := range after {
 			s.files.Forget(e.Path)
 		}
-		s.ui.Notice(fmt.Sprintf("rewound the conversation to before “%s” (%d messages dropped); the plan is left as it is", first, dropped))
-		s.ui.RestoreDraft(userText(target.msg.Content))
+		s.screen.Notice(fmt.Sprintf("rewound the conversation to before “%s” (%d messages dropped); the plan is left as it is", first, dropped))
+		s.restoreDraft(userText(target.msg.Content))
 	} else if files {
-		s.ui.Notice("the conversation is unchanged: the model is not told; files it saw differ now, so it must read them again before changing them")
+		s.screen.Notice("the conversation is unchanged: the model is not told; files it saw differ now, so it must read them again before changing them")
 	}
-}
-
-func (s *Session) currentTurn() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.turn
 }
 
 // userText is a user message without the revert note Fido appended.

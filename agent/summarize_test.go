@@ -94,7 +94,7 @@ func TestAutomaticCompactionAndFallback(t *testing.T) {
 	assert.Contains(t, reqs[4].Messages[1].Content, "AUTO-SUMMARY")
 	assert.Equal(t, "four", reqs[4].Messages[len(reqs[4].Messages)-1].Content)
 
-	info := s.infoNow()
+	info := s.info()
 	assert.Equal(t, 200, info.ContextLimit)
 	assert.Greater(t, info.ContextUsed, 0)
 
@@ -140,12 +140,12 @@ func TestCompactUsesTheConversationsCatalog(t *testing.T) {
 	require.NoError(t, err)
 	big := describedTool{&echoTool{name: "mcp__s__big"}, strings.Repeat("word ", 8000)}
 	s, ui := newTestSession(t, p, SessionConfig{Registry: base, Catalog: fixedCatalog{big}})
-	before := s.infoNow().ContextUsed
+	before := s.info().ContextUsed
 	for _, q := range []string{"one", "two", "three"} {
 		s.Submit(q)
 		waitIdle(t, s)
 	}
-	assert.GreaterOrEqual(t, s.infoNow().ContextUsed-before, 40000/4, "the gauge counts the MCP tool's 40,000-byte description")
+	assert.GreaterOrEqual(t, s.info().ContextUsed-before, 40000/4, "the gauge counts the MCP tool's 40,000-byte description")
 	s.Submit("/compact")
 	require.Eventually(t, func() bool { return ui.has("notice compacted:") }, 5*time.Second, 10*time.Millisecond)
 	s.Submit("four")

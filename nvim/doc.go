@@ -1,5 +1,6 @@
 // Package nvim is the Neovim side of Fido's Go host: the msgpack-RPC host and
-// its handlers, the agent.UI implementation, pure layout math, and the
+// its handlers, the front end for the agent core (agent.Screen,
+// tools.Prompter, agent.EditorSurface), pure layout math, and the
 // headless-Neovim test harness.
 //
 // The renderer (UI) keeps its state per surface: the Transcript (the
