@@ -7,38 +7,6 @@ import (
 	"time"
 )
 
-// Command is a slash command as /help and completion show it.
-type Command struct {
-	Name string
-	Args string
-	Help string
-}
-
-// SlashCommand is one row of the command table that /help, completion and
-// dispatch all read. The built-in commands, a CommandSet's and the user's
-// Markdown commands all take this shape.
-type SlashCommand struct {
-	Command
-	// Async commands wait for the user (a picker) or the model, so they run
-	// on their own goroutine; the others run in order with the messages
-	// around them, so a message sent right after /undo revert or /plan
-	// clear sees their effect.
-	Async bool
-	// Prefix makes the row run every command whose name starts with Name
-	// (/mcp: runs /mcp:<server>:<prompt>); it is not listed itself, the
-	// commands it runs are.
-	Prefix bool
-	// Run runs the command: name as typed, arg the text after it.
-	Run func(name, arg string)
-}
-
-// CommandSet is a group of slash commands a feature outside the core adds
-// (/mcp …), listed after the built-in ones.
-type CommandSet interface {
-	// Commands returns the rows (they may change over time).
-	Commands() []SlashCommand
-}
-
 // builtinCommand is a row of the built-in table; run gets the session.
 type builtinCommand struct {
 	Command
@@ -79,20 +47,11 @@ var Commands = func() []Command {
 	return out
 }()
 
-// commandTable is every slash command a session knows: the built-in rows,
-// the CommandSet's and the user's Markdown commands, looked up at each use.
-type commandTable struct {
-	builtin []SlashCommand
-	ext     CommandSet // nil: none
-	// list and lookup find the user's commands (nil: none); a user
-	// command's text goes out through send as a message.
-	list   func() ([]UserCommand, []string)
-	lookup func(name string) (UserCommand, bool)
-	send   func(text string)
-}
-
+// newCommandTable is s's command table: the built-in rows bound to s, the
+// CommandSet's, the user's (their text goes out as s's message).
 func newCommandTable(s *Session) *commandTable {
-	t := &commandTable{ext: s.cfg.Commands, list: s.cfg.UserCommands, lookup: s.cfg.UserCommand, send: s.submitMessage}
+	t := &commandTable{ext: s.cfg.Commands,
+		user: userCommands{list: s.cfg.UserCommands, lookup: s.cfg.UserCommand, send: s.submitMessage}}
 	for _, c := range builtinCommands {
 		run := c.run
 		t.builtin = append(t.builtin, SlashCommand{Command: c.Command, Async: c.async, Run: func(_, arg string) { run(s, arg) }})
@@ -100,138 +59,27 @@ func newCommandTable(s *Session) *commandTable {
 	return t
 }
 
-// find returns the row that runs name: a built-in, the CommandSet's, then
-// the user's.
-func (t *commandTable) find(name string) (SlashCommand, bool) {
-	for _, c := range t.builtin {
-		if c.Name == name {
-			return c, true
-		}
-	}
-	for _, c := range t.extension() {
-		if c.Name == name || c.Prefix && strings.HasPrefix(name, c.Name) {
-			return c, true
-		}
-	}
-	if c, ok := t.userCommand(strings.TrimPrefix(name, "/")); ok {
-		return t.userRow(c), true
-	}
-	return SlashCommand{}, false
-}
-
-func (t *commandTable) extension() []SlashCommand {
-	if t.ext == nil {
-		return nil
-	}
-	return t.ext.Commands()
-}
-
-// listed drops the prefix rows (the commands they run are listed).
-func listed(rows []SlashCommand) []Command {
-	var out []Command
-	for _, c := range rows {
-		if !c.Prefix {
-			out = append(out, c.Command)
-		}
-	}
-	return out
-}
-
-// userRow is a Markdown command's row: its text, filled with the
-// arguments, goes out as the user's message.
-func (t *commandTable) userRow(c UserCommand) SlashCommand {
-	return SlashCommand{Command: Command{Name: "/" + c.Name, Args: c.ArgumentHint, Help: c.Description},
-		Run: func(_, arg string) { t.send(c.Expand(arg)) }}
-}
-
-func (t *commandTable) userCommands() ([]UserCommand, []string) {
-	if t.list == nil {
-		return nil, nil
-	}
-	return t.list()
-}
-
-// userCommand finds the Markdown command a submitted /name runs.
-func (t *commandTable) userCommand(name string) (UserCommand, bool) {
-	if t.lookup != nil {
-		return t.lookup(name)
-	}
-	cmds, _ := t.userCommands()
-	for _, c := range cmds {
-		if c.Name == name {
-			return c, true
-		}
-	}
-	return UserCommand{}, false
-}
-
-// completion lists the built-in commands, the user's, then the
-// CommandSet's.
-func (t *commandTable) completion() []Command {
-	out := listed(t.builtin)
-	cmds, _ := t.userCommands()
-	for _, c := range cmds {
-		out = append(out, t.userRow(c).Command)
-	}
-	return append(out, listed(t.extension())...)
-}
-
-// help is /help's text: the built-in and the CommandSet's commands, the
-// mentions, then the user's commands.
-func (t *commandTable) help() string {
-	var b strings.Builder
-	b.WriteString("commands:")
-	for _, c := range append(listed(t.builtin), listed(t.extension())...) {
-		b.WriteString("\n  " + helpLine(c.Name, c.Args, c.Help))
-	}
-	b.WriteString("\nmentions: @path, @path:12-40, @buffer, @diagnostics, @diagnostics:all, @quickfix, @selection")
-	if cmds, problems := t.userCommands(); len(cmds) > 0 {
-		b.WriteString("\nyour commands (.fido/commands, ~/.config/fido/commands, .claude/commands):")
-		for _, c := range cmds {
-			b.WriteString("\n  " + helpLine("/"+c.Name, c.ArgumentHint, c.Description))
-		}
-		for _, p := range problems {
-			if strings.HasPrefix(p, "Fido lists at most") {
-				b.WriteString("\n  (" + p + ")")
-			}
-		}
-	}
-	return b.String()
-}
-
-// helpLine is one /help line: "name args — help", leaving out what is empty.
-func helpLine(name, args, help string) string {
-	line := strings.TrimSpace(name + " " + strings.TrimSpace(args))
-	if help = strings.TrimSpace(help); help != "" {
-		line += " — " + help
-	}
-	return line
-}
-
-// splitCommand splits "/name arg text" into its name and argument text.
-func splitCommand(text string) (name, arg string) {
-	name, arg, _ = strings.Cut(strings.TrimSpace(text), " ")
-	return name, strings.TrimSpace(arg)
-}
-
-// command runs a /command on the calling goroutine, asynchronous or not
-// (Submit decides where it runs).
-func (s *Session) command(text string) {
+// dispatch runs a /command: an Async row on its own goroutine unless
+// inline, the others on the calling one.
+func (s *Session) dispatch(text string, inline bool) {
 	name, arg := splitCommand(text)
 	c, ok := s.cmds.find(name)
-	if !ok {
+	switch {
+	case !ok:
 		s.screen.Error(fmt.Sprintf("unknown command %s; /help lists the commands", name))
-		return
+	case c.Async && !inline:
+		go c.Run(name, arg)
+	default:
+		c.Run(name, arg)
 	}
-	c.Run(name, arg)
 }
 
-// SlashCommands lists the built-in commands and then the user's own, for
-// completion.
-func (s *Session) SlashCommands() []Command { return s.cmds.completion() }
+// command runs a /command on the calling goroutine, whatever its row says.
+func (s *Session) command(text string) { s.dispatch(text, true) }
 
 // The handlers of the commands that belong to no one concern; the others
-// are beside their concern (edits.go, rewind.go, conversations.go, …).
+// are beside theirs (conversations.go, model.go, permissions.go,
+// rewind.go, suspend.go).
 
 func cmdHelp(s *Session, _ string) { s.screen.Notice(s.cmds.help()) }
 
@@ -289,7 +137,7 @@ func revertLast(s *Session) {
 		s.screen.Notice("reverting is not available")
 		return
 	}
-	if s.Busy() {
+	if s.slot.busy() {
 		s.screen.Error("/undo revert: a turn is running; cancel it first")
 		return
 	}
@@ -323,4 +171,41 @@ func cmdReloadInstructions(s *Session, _ string) {
 		return
 	}
 	s.screen.Notice("instructions reloaded into the system message; the provider's cache prefix changes, so the next request is read without cache")
+}
+
+// cmdCompact runs /compact [instructions]: it holds the session like a
+// turn (messages sent meanwhile are queued, <C-c> cancels it).
+func cmdCompact(s *Session, instructions string) {
+	var msgs []Message
+	few := false
+	tr := s.slot.begin("", func() bool {
+		msgs = s.hist.snapshot()
+		few = len(userTurnStarts(msgs)) <= keepRecentTurns
+		return !few
+	})
+	switch {
+	case few:
+		s.screen.Notice(errNothingToCompact.Error())
+		return
+	case tr == nil:
+		s.screen.Error("/compact: a turn is running; wait for it or cancel it first")
+		return
+	}
+	defer tr.finish()
+	tr.setState(StateThinking)
+	s.screen.Notice("compacting: asking the model for a summary of the conversation…")
+	err := s.compactWith(tr.ctx, msgs, instructions)
+	cancelled := tr.ctx.Err() != nil
+	queued := s.slot.end(tr, func() { s.hist.commit(nil) })
+	tr.setState(StateIdle)
+	if err != nil {
+		if cancelled {
+			s.screen.Notice("compaction cancelled; the conversation is unchanged")
+		} else {
+			s.screen.Error("compaction failed, the conversation is unchanged: " + DescribeError(err))
+		}
+	}
+	if len(queued) > 0 {
+		s.submitMessage(strings.Join(queued, "\n\n"))
+	}
 }

@@ -177,22 +177,23 @@ func editPrompt(p tools.EditProposal) string {
 	return fmt.Sprintf("Fido %s: %s — apply?", p.Tool, strings.Join(parts, ", "))
 }
 
-// cmdEdits runs /edits [auto|review].
-func cmdEdits(s *Session, arg string) {
-	switch arg {
-	case "":
-		s.screen.Notice("edits: " + s.trust.mode() + " (/edits auto applies Fido's file changes at once, /edits review asks first)")
-		return
-	case EditsAuto, EditsReview:
-	default:
-		s.screen.Error(fmt.Sprintf("/edits: unknown mode %q (use /edits auto or /edits review)", arg))
-		return
+// reviewState is the open review's range of changes: the conversation's
+// newest turn that changed files (turn), or all of it. Reverts made from
+// the review are recorded in the same range, so the review, computed
+// again from the undo log and the disk after each one, no longer shows
+// what they put back.
+type reviewState struct {
+	all  bool
+	turn int
+}
+
+// revertMarker starts the revert note appended to a user message.
+const revertMarker = "\n\n[user reverted: "
+
+// userText is a user message without the revert note Fido appended.
+func userText(content string) string {
+	if i := strings.Index(content, revertMarker); i >= 0 {
+		return content[:i]
 	}
-	s.trust.setMode(arg)
-	s.screen.Info(s.info())
-	if arg == EditsReview {
-		s.screen.Notice("edits: review — every patch, rm and rmdir is shown and waits for your approval")
-	} else {
-		s.screen.Notice("edits: auto — Fido's file changes apply at once (:FidoReview shows them afterwards)")
-	}
+	return content
 }

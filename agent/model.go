@@ -8,22 +8,6 @@ import (
 	"github.com/fido-nvim/fido/agent/conversation"
 )
 
-// ModelInfo is one entry of the endpoint's model list.
-type ModelInfo struct {
-	ID      string
-	Context int // tokens; 0 when the list does not say
-	// PromptPrice and CompletionPrice are dollars per million tokens (-1:
-	// not listed).
-	PromptPrice, CompletionPrice float64
-	// Tools says whether the model supports tool calls (false when the list
-	// does not say).
-	Tools bool
-}
-
-// ModelLister reads the endpoint's model list (the provider's, e.g.
-// openrouter.Provider.Models); the session keeps it for /model.
-type ModelLister func(ctx context.Context) ([]ModelInfo, error)
-
 // modelLabel is a /model picker line: id, window, prices, tool support.
 func modelLabel(m ModelInfo) string {
 	parts := []string{m.ID}
@@ -93,41 +77,37 @@ func switchModel(s *Session, id string, window int) {
 	s.screen.Notice(fmt.Sprintf("model: %s (was %s); the provider's cache starts cold for it", id, old))
 }
 
-// BudgetFromModelList reads the model list (kept for /model) and sizes the
-// context budget to 3/4 of the current model's window: room for the answer
-// and for the size estimate's error.
-func (s *Session) BudgetFromModelList(ctx context.Context) (model string, window int, err error) {
-	list, err := s.modes.models(ctx, false)
+// cmdMode shows or changes the mode (/mode); the model hears of a change
+// with the next user message, and the conversation saves it.
+func cmdMode(s *Session, arg string) {
+	if arg == "" {
+		s.screen.Notice("mode: " + s.modes.Mode() + " (" + strings.Join(Modes, ", ") + ")")
+		return
+	}
+	changed, err := s.modes.setMode(arg)
 	if err != nil {
-		return "", 0, err
+		s.screen.Error("/mode: " + err.Error())
+		return
 	}
-	model = s.modes.Model()
-	for _, m := range list {
-		if m.ID == model && m.Context > 0 {
-			s.SetContextBudget(m.Context * 3 / 4)
-			return model, m.Context, nil
-		}
+	s.screen.Info(s.info())
+	if changed {
+		s.log.save(func(l *conversation.Log) error { return l.SetMode(arg) }, Message{})
 	}
-	return model, 0, fmt.Errorf("model list: no context length for %s", model)
+	s.screen.Notice("mode: " + arg)
 }
 
-// preferredFirst lists the preferred models the endpoint has first, in the
-// order the user gave them, then the rest in the endpoint's order.
-func preferredFirst(list []ModelInfo, preferred []string) []ModelInfo {
-	out := make([]ModelInfo, 0, len(list))
-	taken := make([]bool, len(list))
-	for _, id := range preferred {
-		for i, m := range list {
-			if !taken[i] && m.ID == id {
-				out, taken[i] = append(out, m), true
-				break
-			}
+// cmdReasoning shows or sets the reasoning effort (/reasoning).
+func cmdReasoning(s *Session, arg string) {
+	if arg != "" {
+		if err := s.modes.setReasoning(arg); err != nil {
+			s.screen.Error("/reasoning: " + err.Error())
+			return
 		}
+		s.screen.Info(s.info())
 	}
-	for i, m := range list {
-		if !taken[i] {
-			out = append(out, m)
-		}
+	label := s.modes.Reasoning()
+	if label == "" {
+		label = "model default"
 	}
-	return out
+	s.screen.Notice("reasoning effort: " + label)
 }

@@ -7,12 +7,6 @@ import (
 	"github.com/fido-nvim/fido/tools/permission"
 )
 
-// PermissionRules is what /permissions edits (permission.Store).
-type PermissionRules interface {
-	All() []permission.Rule
-	Keep(keep []permission.Rule) (removed int, err error)
-}
-
 // permissionsHeader explains the /permissions buffer.
 var permissionsHeader = []string{
 	"# Fido's command rules for bash_exec. Delete a line and :w to remove that rule.",

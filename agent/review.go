@@ -26,66 +26,6 @@ type ReviewRequest struct {
 	Reason string
 }
 
-// ReviewView is what the review tab shows.
-type ReviewView struct {
-	Title string
-	Files []ReviewFile
-	Items []ReviewItem
-	Notes []string
-	// Refresh updates the open review tab instead of opening one.
-	Refresh bool
-}
-
-// ReviewFile is a reviewed file and its before-state (lines without ends).
-type ReviewFile struct {
-	Path         string
-	Abs          string
-	Before       []string
-	BeforeExists bool
-	Exists       bool
-}
-
-// ReviewItem is one hunk: a quickfix entry.
-type ReviewItem struct {
-	Path string
-	Abs  string
-	Line int
-	Text string
-	// Edited marks a hunk someone else changed since Fido wrote it.
-	Edited bool
-}
-
-// reviewState is the open review's range of changes: the conversation's
-// newest turn that changed files (turn), or all of it. Reverts made from
-// the review are recorded in the same range, so the review, computed
-// again from the undo log and the disk after each one, no longer shows
-// what they put back.
-type reviewState struct {
-	all  bool
-	turn int
-}
-
-// Review handles :FidoReview [all] and :FidoRevert[!] [reason].
-func (s *Session) Review(req ReviewRequest) {
-	if s.trust.ws == nil || s.trust.ws.Undo == nil {
-		s.screen.Notify("Fido: reviewing changes needs the undo log, which is not available", LevelWarn)
-		return
-	}
-	if s.editor == nil {
-		s.screen.Notify("Fido: reviewing changes needs an editor", LevelWarn)
-		return
-	}
-	id, turn := s.hist.ident()
-	switch req.Action {
-	case "open":
-		s.trust.openReview(req.All, id, s.screen, s.editor)
-	case "revert":
-		s.trust.revertFromReview(req, workspace.UndoEntry{Conv: id, Turn: turn}, s.slot.busy(), s.screen, s.editor)
-	default:
-		s.screen.Notify(fmt.Sprintf("Fido: unknown review action %q", req.Action), LevelError)
-	}
-}
-
 // changesOf returns the undo entries of conversation id: all of them, or
 // those of its newest turn that changed files (reviews and rewinds do not
 // count as changing files, but their entries of that turn are included),

@@ -14,9 +14,6 @@ import (
 // RewindChoices are /rewind's second question, in this order.
 var RewindChoices = []string{"Conversation and files", "Conversation only", "Files only", "Cancel"}
 
-// revertMarker starts the revert note appended to a user message.
-const revertMarker = "\n\n[user reverted: "
-
 // userTurn is a user message /rewind can go back to.
 type userTurn struct {
 	index int // in the conversation
@@ -25,7 +22,7 @@ type userTurn struct {
 
 // cmdRewind handles /rewind: pick a user message, then what to rewind.
 func cmdRewind(s *Session, _ string) {
-	if s.Busy() {
+	if s.slot.busy() {
 		s.screen.Error("/rewind: a turn is running; cancel it first")
 		return
 	}
@@ -111,19 +108,6 @@ func cmdRewind(s *Session, _ string) {
 	}
 }
 
-// userText is a user message without the revert note Fido appended.
-func userText(content string) string {
-	if i := strings.Index(content, revertMarker); i >= 0 {
-		return content[:i]
-	}
-	return content
-}
-
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return tools.ShortenTo(s, n)
-}
-
 // filesAfter lists the files changed from turn on.
 func filesAfter(entries []workspace.UndoEntry, turn int) []string {
 	seen := map[string]bool{}
@@ -170,4 +154,45 @@ func commandsAfter(msgs []Message) []string {
 		}
 	}
 	return out
+}
+
+// cmdEdits runs /edits [auto|review].
+func cmdEdits(s *Session, arg string) {
+	switch arg {
+	case "":
+		s.screen.Notice("edits: " + s.trust.mode() + " (/edits auto applies Fido's file changes at once, /edits review asks first)")
+		return
+	case EditsAuto, EditsReview:
+	default:
+		s.screen.Error(fmt.Sprintf("/edits: unknown mode %q (use /edits auto or /edits review)", arg))
+		return
+	}
+	s.trust.setMode(arg)
+	s.screen.Info(s.info())
+	if arg == EditsReview {
+		s.screen.Notice("edits: review — every patch, rm and rmdir is shown and waits for your approval")
+	} else {
+		s.screen.Notice("edits: auto — Fido's file changes apply at once (:FidoReview shows them afterwards)")
+	}
+}
+
+// Review handles :FidoReview [all] and :FidoRevert[!] [reason].
+func (s *Session) Review(req ReviewRequest) {
+	if s.trust.ws == nil || s.trust.ws.Undo == nil {
+		s.screen.Notify("Fido: reviewing changes needs the undo log, which is not available", LevelWarn)
+		return
+	}
+	if s.editor == nil {
+		s.screen.Notify("Fido: reviewing changes needs an editor", LevelWarn)
+		return
+	}
+	id, turn := s.hist.ident()
+	switch req.Action {
+	case "open":
+		s.trust.openReview(req.All, id, s.screen, s.editor)
+	case "revert":
+		s.trust.revertFromReview(req, workspace.UndoEntry{Conv: id, Turn: turn}, s.slot.busy(), s.screen, s.editor)
+	default:
+		s.screen.Notify(fmt.Sprintf("Fido: unknown review action %q", req.Action), LevelError)
+	}
 }

@@ -158,7 +158,7 @@ func (s *Session) submitAfter(prev chan struct{}, text string) {
 	defer t.Stop()
 	select {
 	case <-prev:
-		s.Submit(text)
+		s.submitMessage(text)
 	case <-t.C:
 		s.screen.Error("the cancelled turn has not stopped yet (a model request ignores the cancel); send the message again in a moment")
 		s.restoreDraft(text)
@@ -207,3 +207,21 @@ func (o *sessionObserver) ToolResult(call ToolCall, res tools.Result) {
 }
 
 func (o *sessionObserver) Usage(u Usage) { o.s.usage.add(u) }
+
+// Cancel aborts the running turn (and any subagent, through its context),
+// restores the unsent draft and returns to idle at once. A tool still stuck
+// in a system call does not hold the turn: the loop answers its call
+// "cancelled" and drops its late result.
+func (s *Session) Cancel() {
+	draft, queued, gen, ok := s.slot.interrupt()
+	if !ok {
+		return
+	}
+	s.screen.Notice("cancelled")
+	// The cancelled message, then what was queued behind it, back in the
+	// input for editing.
+	if back := strings.Join(append([]string{draft}, queued...), "\n\n"); strings.TrimSpace(back) != "" {
+		s.restoreDraft(strings.TrimSpace(back))
+	}
+	s.slot.event(gen, EvCancel)
+}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"strings"
 	"time"
 
 	"github.com/fido-nvim/fido/plan"
@@ -144,4 +145,38 @@ type EditorSurface interface {
 // Session.SavePermissions.
 type PermissionsEditor interface {
 	EditPermissions(lines []string)
+}
+
+// ReviewView is what the review tab shows.
+type ReviewView struct {
+	Title string
+	Files []ReviewFile
+	Items []ReviewItem
+	Notes []string
+	// Refresh updates the open review tab instead of opening one.
+	Refresh bool
+}
+
+// ReviewFile is a reviewed file and its before-state (lines without ends).
+type ReviewFile struct {
+	Path         string
+	Abs          string
+	Before       []string
+	BeforeExists bool
+	Exists       bool
+}
+
+// ReviewItem is one hunk: a quickfix entry.
+type ReviewItem struct {
+	Path string
+	Abs  string
+	Line int
+	Text string
+	// Edited marks a hunk someone else changed since Fido wrote it.
+	Edited bool
+}
+
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return tools.ShortenTo(s, n)
 }

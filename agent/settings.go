@@ -32,11 +32,6 @@ type settings struct {
 	preferred []string
 }
 
-func newSettings(cfg SessionConfig) *settings {
-	return &settings{model: cfg.Model, reasoning: cfg.Reasoning, budget: cfg.ContextBudget, fixed: cfg.FixedBudget,
-		lister: cfg.Models, preferred: cfg.PreferredModels}
-}
-
 // ReasoningLevels are the accepted efforts; "default" clears the setting.
 var ReasoningLevels = []string{"minimal", "low", "medium", "high"}
 
@@ -187,4 +182,95 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Modes (/mode). In plan mode the invocation guard refuses every mutating
+// tool and bash_exec, as it does for subagents; auto-edit applies edits
+// without review even when /edits review is on.
+const (
+	ModeDefault  = "default"
+	ModePlan     = "plan"
+	ModeAutoEdit = "auto-edit"
+)
+
+// Modes lists the accepted modes.
+var Modes = []string{ModeDefault, ModePlan, ModeAutoEdit}
+
+// modeNotes tell the model of a mode change, with the next user message.
+// Each must stay distinct: modeKnown finds them in the history.
+var modeNotes = map[string]string{
+	ModePlan:     "\n\n[Fido: the user switched to plan mode: only read, search, update the plan, ask and delegate; patch, rm, rmdir, mkdir, bash_exec, javascript_execute and other changing tools are refused until the user switches back]",
+	ModeDefault:  "\n\n[Fido: the user switched back to the default mode: changing tools work again (with the usual approvals)]",
+	ModeAutoEdit: "\n\n[Fido: the user switched to auto-edit mode: file edits apply without review; commands still need approval]",
+}
+
+// modeKnown is the mode the model was last told of in msgs: the newest
+// mode note on a user message, or the default mode when none has one (a
+// conversation starts in it as far as the model knows).
+func modeKnown(msgs []Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != RoleUser {
+			continue
+		}
+		known, at := "", -1
+		for mode, note := range modeNotes {
+			if j := strings.LastIndex(msgs[i].Content, note); j > at {
+				known, at = mode, j
+			}
+		}
+		if known != "" {
+			return known
+		}
+	}
+	return ModeDefault
+}
+
+// modeNote is what the next user message adds so that the model knows the
+// mode: nothing when msgs already tell it, else the note for mode. So a
+// change and its undoing before the next message tell nothing, and a
+// conversation that does not carry the change (a /new in plan mode, one
+// resumed after a /mode its user never sent a message under, one rewound
+// or compacted past the note) is told with its next message.
+func modeNote(msgs []Message, mode string) string {
+	if modeKnown(msgs) == mode {
+		return ""
+	}
+	return modeNotes[mode]
+}
+
+// ModelInfo is one entry of the endpoint's model list.
+type ModelInfo struct {
+	ID      string
+	Context int // tokens; 0 when the list does not say
+	// PromptPrice and CompletionPrice are dollars per million tokens (-1:
+	// not listed).
+	PromptPrice, CompletionPrice float64
+	// Tools says whether the model supports tool calls (false when the list
+	// does not say).
+	Tools bool
+}
+
+// ModelLister reads the endpoint's model list (the provider's, e.g.
+// openrouter.Provider.Models); the session keeps it for /model.
+type ModelLister func(ctx context.Context) ([]ModelInfo, error)
+
+// preferredFirst lists the preferred models the endpoint has first, in the
+// order the user gave them, then the rest in the endpoint's order.
+func preferredFirst(list []ModelInfo, preferred []string) []ModelInfo {
+	out := make([]ModelInfo, 0, len(list))
+	taken := make([]bool, len(list))
+	for _, id := range preferred {
+		for i, m := range list {
+			if !taken[i] && m.ID == id {
+				out, taken[i] = append(out, m), true
+				break
+			}
+		}
+	}
+	for i, m := range list {
+		if !taken[i] {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -17,7 +17,6 @@ import (
 // keepRecentTurns turns is replaced by one summary message; the newest full
 // plan result is carried forward unchanged (PLAN.md), and the full history
 // stays in the saved conversation.
-
 // summaryPrefix starts the summary message so the model (and the user
 // reading the saved conversation) knows what it is.
 const summaryPrefix = "[Fido] Summary of the earlier part of this conversation (it was compacted to fit the context window; re-read files before relying on details):\n\n"
@@ -73,43 +72,6 @@ func (s *Session) summarize(ctx context.Context, msgs []Message, instructions st
 		return "", resp.Usage, errors.New("the model answered without a summary")
 	}
 	return text, resp.Usage, nil
-}
-
-// cmdCompact runs /compact [instructions]: it holds the session like a
-// turn (messages sent meanwhile are queued, <C-c> cancels it).
-func cmdCompact(s *Session, instructions string) {
-	var msgs []Message
-	few := false
-	tr := s.slot.begin("", func() bool {
-		msgs = s.hist.snapshot()
-		few = len(userTurnStarts(msgs)) <= keepRecentTurns
-		return !few
-	})
-	switch {
-	case few:
-		s.screen.Notice(errNothingToCompact.Error())
-		return
-	case tr == nil:
-		s.screen.Error("/compact: a turn is running; wait for it or cancel it first")
-		return
-	}
-	defer tr.finish()
-	tr.setState(StateThinking)
-	s.screen.Notice("compacting: asking the model for a summary of the conversation…")
-	err := s.compactWith(tr.ctx, msgs, instructions)
-	queued := s.slot.end(tr, func() { s.hist.commit(nil) })
-	tr.cancel()
-	tr.setState(StateIdle)
-	if err != nil {
-		if tr.ctx.Err() != nil {
-			s.screen.Notice("compaction cancelled; the conversation is unchanged")
-		} else {
-			s.screen.Error("compaction failed, the conversation is unchanged: " + DescribeError(err))
-		}
-	}
-	if len(queued) > 0 {
-		s.submitMessage(strings.Join(queued, "\n\n"))
-	}
 }
 
 // compactWith summarizes msgs and, when the conversation did not change

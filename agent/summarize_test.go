@@ -76,6 +76,27 @@ func TestCompactCommand(t *testing.T) {
 	assert.Equal(t, []string{"user:two", "assistant:ok", "user:three", "assistant:ok", "user:four"}, texts[2:])
 }
 
+// A /compact whose summary request fails says why and leaves the
+// conversation as it was; only a cancel is reported as one.
+func TestCompactFailureSaysWhy(t *testing.T) {
+	p := &scriptProvider{}
+	for i := 0; i < 3; i++ {
+		p.add(answer("ok"))
+	}
+	p.add(scriptReply{err: &ProviderError{Status: 500, Message: "upstream exploded"}})
+	s, ui := newTestSession(t, p, SessionConfig{})
+	for _, q := range []string{"one", "two", "three"} {
+		s.Submit(q)
+		waitIdle(t, s)
+	}
+	before := s.Messages()
+	s.command("/compact")
+	assert.True(t, ui.has("error compaction failed, the conversation is unchanged: upstream exploded"))
+	assert.False(t, ui.has("notice compaction cancelled"))
+	assert.Equal(t, before, s.Messages())
+	assert.Equal(t, StateIdle, ui.lastState())
+}
+
 // Past the budget the model's summary comes first; when it fails, shrinking.
 func TestAutomaticCompactionAndFallback(t *testing.T) {
 	p := &scriptProvider{}

@@ -98,7 +98,7 @@ func cmdRecall(s *Session, _ string) {
 		s.screen.Notice("/recall is not available: no state directory")
 		return
 	}
-	if s.Busy() {
+	if s.slot.busy() {
 		s.screen.Error("/recall: a turn is running; cancel it first")
 		return
 	}

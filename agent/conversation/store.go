@@ -31,7 +31,7 @@ import (
 //	{"t":"live","at":…,"reason":…,"ms":[…]}     the live history was replaced
 //	                                            (compaction, rewind); what came
 //	                                            before stays in the file
-
+//
 // Meta describes one saved conversation.
 type Meta struct {
 	ID      string    `json:"id"`
@@ -65,16 +65,6 @@ type Loaded struct {
 	// read-before-write guard's knowledge), as last saved.
 	Seen map[string]string
 }
-
-// ResultNote is how a tool result was shown in the transcript.
-type ResultNote struct {
-	Summary string `json:"summary,omitempty"`
-	IsError bool   `json:"error,omitempty"`
-}
-
-// ErrBusy is returned when another Fido (another Neovim) owns a
-// conversation: each host writes only its own conversations.
-var ErrBusy = errors.New("conversation is open in another Fido")
 
 // maxRecord bounds one record when reading; a longer line is corrupt.
 const maxRecord = 64 << 20
@@ -485,24 +475,6 @@ func (l *Log) appendLocked(b []byte) error {
 		return l.err
 	}
 	return nil
-}
-
-// record is one line of a conversation log.
-type record struct {
-	T      string            `json:"t"`
-	At     time.Time         `json:"at"`
-	ID     string            `json:"id,omitempty"`
-	Root   string            `json:"root,omitempty"`
-	M      *Message          `json:"m,omitempty"`
-	Call   string            `json:"call,omitempty"`
-	Title  string            `json:"title,omitempty"`
-	Model  string            `json:"model,omitempty"`
-	Cost   float64           `json:"cost,omitempty"`
-	Reason string            `json:"reason,omitempty"`
-	Ms     []Message         `json:"ms,omitempty"`
-	Note   *ResultNote       `json:"note,omitempty"`
-	Seen   map[string]string `json:"seen,omitempty"`
-	Mode   string            `json:"mode,omitempty"`
 }
 
 // readConversation replays a log. torn is the size in bytes of an
