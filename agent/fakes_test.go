@@ -25,6 +25,9 @@ type scriptReply struct {
 	msg    Message
 	usage  Usage
 	err    error
+	// arrived, when set, is closed when the request arrives; the reply
+	// then waits for release.
+	arrived, release chan struct{}
 }
 
 func (p *scriptProvider) add(r scriptReply) *scriptProvider {
@@ -46,6 +49,10 @@ func (p *scriptProvider) Stream(ctx context.Context, req Request, onDelta func(D
 	p.replies = p.replies[1:]
 	block := p.block
 	p.mu.Unlock()
+	if r.arrived != nil {
+		close(r.arrived)
+		<-r.release
+	}
 	for _, d := range r.deltas {
 		onDelta(d)
 	}

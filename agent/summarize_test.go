@@ -97,6 +97,41 @@ func TestCompactFailureSaysWhy(t *testing.T) {
 	assert.Equal(t, StateIdle, ui.lastState())
 }
 
+// What Fido adds to the conversation while /compact runs (a cleared plan)
+// joins it when the compaction ends, so the next turn's request carries it.
+func TestPlanClearedDuringCompactJoinsWhenItEnds(t *testing.T) {
+	p := &scriptProvider{}
+	for i := 0; i < 3; i++ {
+		p.add(answer("ok"))
+	}
+	summary := answer("SUMMARY-TEXT")
+	summary.arrived, summary.release = make(chan struct{}), make(chan struct{})
+	p.add(summary).add(answer("after"))
+	sp := samplePlan()
+	s, ui := newTestSession(t, p, SessionConfig{Plans: &memPlans{p: &sp}})
+	for _, q := range []string{"one", "two", "three"} {
+		s.Submit(q)
+		waitIdle(t, s)
+	}
+	s.Submit("/compact")
+	<-summary.arrived
+	s.Submit("/plan clear")
+	close(summary.release)
+	require.Eventually(t, func() bool { return ui.has("notice compacted:") }, 5*time.Second, 10*time.Millisecond)
+	waitIdle(t, s)
+	s.Submit("four")
+	waitIdle(t, s)
+	reqs := p.reqs()
+	require.Len(t, reqs, 5)
+	msgs := reqs[4].Messages
+	require.GreaterOrEqual(t, len(msgs), 3)
+	cleared := msgs[len(msgs)-2]
+	assert.Equal(t, RoleTool, cleared.Role, "the cleared plan comes right before the next message")
+	assert.Equal(t, PlanToolName, cleared.Name)
+	assert.Contains(t, cleared.Content, `"items":[]`)
+	assert.Equal(t, "four", msgs[len(msgs)-1].Content)
+}
+
 // Past the budget the model's summary comes first; when it fails, shrinking.
 func TestAutomaticCompactionAndFallback(t *testing.T) {
 	p := &scriptProvider{}

@@ -244,6 +244,7 @@ type testParent struct {
 	model, reasoning string
 	status           func(*agent.SubagentStatus)
 	usage            func(agent.Usage)
+	hook             func(fork []agent.Message) func(agent.ToolCall, tools.Result) tools.Result
 }
 
 func (p *testParent) Registry() *tools.Registry { return p.reg() }
@@ -259,6 +260,9 @@ func (p *testParent) AddSubagentUsage(u agent.Usage) {
 		p.usage(u)
 	}
 }
-func (p *testParent) SubagentHook([]agent.Message) func(agent.ToolCall, tools.Result) tools.Result {
-	return nil
+func (p *testParent) SubagentHook(fork []agent.Message) func(agent.ToolCall, tools.Result) tools.Result {
+	if p.hook == nil {
+		return nil
+	}
+	return p.hook(fork)
 }
