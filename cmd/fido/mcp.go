@@ -112,6 +112,8 @@ type mcpSession interface {
 	ResetTools()
 }
 
+// Commands implements agent.CommandSet: /mcp, every prompt a server
+// offers now, and a prefix row for a prompt not listed yet.
 func (c *mcpCommands) Commands() []agent.SlashCommand {
 	out := []agent.SlashCommand{
 		{Command: agent.Command{Name: "/mcp", Args: "[reload|trust reset]", Help: "MCP servers and their state; reload restarts them from the configuration as it is now and takes their tools into this conversation; trust reset forgets the .mcp.json trust answers"},
