@@ -55,7 +55,9 @@ func (f *headlessFront) Notice(m string)                { f.add("notice " + m) }
 func (f *headlessFront) ToolCall(c agent.ToolCallInfo) {
 	f.add("call " + c.Name + " " + c.Arguments + " " + c.Access.String())
 }
-func (f *headlessFront) ToolResult(r agent.ToolResultInfo) { f.add("result " + r.Name + " " + r.Summary) }
+func (f *headlessFront) ToolResult(r agent.ToolResultInfo) {
+	f.add("result " + r.Name + " " + r.Summary)
+}
 func (f *headlessFront) Select(context.Context, string, []string) (int, error) {
 	return -1, nil
 }
