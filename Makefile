@@ -96,7 +96,7 @@ bench-js: build
 
 # Loading a saved conversation of 1,000 messages (goal: under 100 ms).
 bench-conversations:
-	$(GO) test -run '^$$' -bench 'ConversationLoad1000' -benchtime 20x ./agent/
+	$(GO) test -run '^$$' -bench 'ConversationLoad1000' -benchtime 20x ./agent/conversation/
 
 # One sandboxed command (bin/fido sandbox-exec: helper start, rules,
 # Landlock, seccomp, supervisor) beside a plain `sh -c true` in the same

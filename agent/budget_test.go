@@ -12,9 +12,9 @@ import (
 	"github.com/fido-nvim/fido/plan"
 )
 
-// conversation builds n turns, each with a large read_file result; turn
+// sampleConversation builds n turns, each with a large read_file result; turn
 // planAt (if ≥ 0) also updates the plan.
-func conversation(n, planAt int) []Message {
+func sampleConversation(n, planAt int) []Message {
 	msgs := []Message{{Role: RoleSystem, Content: "sys"}}
 	for i := 0; i < n; i++ {
 		id := fmt.Sprint("r", i)
@@ -34,14 +34,14 @@ func conversation(n, planAt int) []Message {
 }
 
 func TestFitBudgetUnderBudgetChangesNothing(t *testing.T) {
-	msgs := conversation(3, -1)
+	msgs := sampleConversation(3, -1)
 	out, _, changed := FitBudget(msgs, 1_000_000)
 	assert.False(t, changed)
 	assert.Equal(t, msgs, out)
 }
 
 func TestFitBudgetElidesOldToolResultsFirst(t *testing.T) {
-	msgs := conversation(6, -1) // ~12k tokens
+	msgs := sampleConversation(6, -1) // ~12k tokens
 	out, rep, changed := FitBudget(msgs, 7000)
 	require.True(t, changed)
 	assert.Zero(t, rep.DroppedTurns)
@@ -59,7 +59,7 @@ func TestFitBudgetElidesOldToolResultsFirst(t *testing.T) {
 }
 
 func TestFitBudgetDropsOldestTurnsAndCarriesThePlan(t *testing.T) {
-	msgs := conversation(10, 1) // the plan was set in turn 1
+	msgs := sampleConversation(10, 1) // the plan was set in turn 1
 	out, rep, changed := FitBudget(msgs, 300)
 	require.True(t, changed)
 	assert.Greater(t, rep.DroppedTurns, 0)

@@ -29,20 +29,96 @@ const (
 // EditChoices are the review question's items, in this order.
 var EditChoices = []string{EditReject, EditRejectReason, EditApply, EditApplyAll}
 
+// editTrust is what the user trusts Fido's file changes with: the edit
+// mode and "Apply all this turn", the open :FidoReview, and the reverts
+// made there, told to the model with the next user message. Its gate asks
+// about each change in review mode; review.go shows and reverts changes
+// afterwards, rewind.go rewinds them. Its lock guards only these.
+type editTrust struct {
+	mu       sync.Mutex
+	edits    string
+	applyAll bool
+	// review is the open :FidoReview; notes are what the user reverted
+	// there, for the next user message.
+	review *reviewState
+	notes  []string
+
+	gate *editGate
+	ws   *workspace.Workspace // nil: nothing to review
+}
+
+func newEditTrust(edits string, ws *workspace.Workspace, modes *settings, p tools.Prompter, ed EditorSurface) *editTrust {
+	t := &editTrust{edits: EditsAuto, ws: ws}
+	if edits == EditsReview {
+		t.edits = EditsReview
+	}
+	t.gate = &editGate{trust: t, modes: modes, prompter: p, editor: ed}
+	return t
+}
+
+// mode is the edit mode.
+func (t *editTrust) mode() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.edits
+}
+
+func (t *editTrust) setMode(edits string) {
+	t.mu.Lock()
+	t.edits = edits
+	t.mu.Unlock()
+}
+
+// newTurn ends "Apply all this turn" and takes the revert notes for the
+// turn's user message.
+func (t *editTrust) newTurn() (notes []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.applyAll = false
+	notes, t.notes = t.notes, nil
+	return notes
+}
+
+// giveBack puts notes of a message that was not kept back before the
+// newer ones: they go with the next message.
+func (t *editTrust) giveBack(notes []string) {
+	t.mu.Lock()
+	t.notes = append(notes, t.notes...)
+	t.mu.Unlock()
+}
+
+func (t *editTrust) note(n string) {
+	t.mu.Lock()
+	t.notes = append(t.notes, n)
+	t.mu.Unlock()
+}
+
+// forget closes the review and drops the notes (another conversation, a
+// rewind).
+func (t *editTrust) forget() {
+	t.mu.Lock()
+	t.review, t.notes = nil, nil
+	t.mu.Unlock()
+}
+
 // editGate is the session's tools.EditGate. Approvals run one at a time:
 // the preview and the picker of the next change wait until the user
 // answered the previous one.
 type editGate struct {
-	s  *Session
-	mu sync.Mutex
+	trust    *editTrust
+	modes    *settings
+	prompter tools.Prompter
+	editor   EditorSurface // nil: the diff goes into the question
+	mu       sync.Mutex
 }
 
 // Reviewing reports whether changes must be approved now: review mode, and
-// the user did not choose "Apply all this turn".
+// the user did not choose "Apply all this turn" nor switch to auto-edit.
 func (g *editGate) Reviewing() bool {
-	g.s.mu.Lock()
-	defer g.s.mu.Unlock()
-	return g.s.edits == EditsReview && !g.s.applyAll && g.s.mode != ModeAutoEdit
+	mode := g.modes.Mode()
+	g.trust.mu.Lock()
+	defer g.trust.mu.Unlock()
+	return g.trust.edits == EditsReview && !g.trust.applyAll && mode != ModeAutoEdit
 }
 
 // Approve shows the change and asks. Dismissing the picker rejects.
@@ -52,13 +128,12 @@ func (g *editGate) Approve(ctx context.Context, p tools.EditProposal) (tools.Edi
 	if !g.Reviewing() {
 		return tools.EditDecision{Apply: true}, nil
 	}
-	ui := g.s.ui
 	diff := workspace.UnifiedDiff(p.Files)
 	if p.Note != "" {
 		diff = "# " + p.Note + "\n" + diff
 	}
 	title := p.Tool + " " + p.Summary
-	idx, err := askEdit(ctx, ui, title, editPrompt(p), diff)
+	idx, err := g.ask(ctx, title, editPrompt(p), diff)
 	if err != nil {
 		return tools.EditDecision{}, err
 	}
@@ -69,12 +144,12 @@ func (g *editGate) Approve(ctx context.Context, p tools.EditProposal) (tools.Edi
 	case EditApply:
 		return tools.EditDecision{Apply: true}, nil
 	case EditApplyAll:
-		g.s.mu.Lock()
-		g.s.applyAll = true
-		g.s.mu.Unlock()
+		g.trust.mu.Lock()
+		g.trust.applyAll = true
+		g.trust.mu.Unlock()
 		return tools.EditDecision{Apply: true}, nil
 	case EditRejectReason:
-		reason, ok, err := ui.Input(ctx, "Why reject this change? ", "")
+		reason, ok, err := g.prompter.Input(ctx, "Why reject this change? ", "")
 		if err != nil {
 			return tools.EditDecision{}, err
 		}
@@ -85,24 +160,19 @@ func (g *editGate) Approve(ctx context.Context, p tools.EditProposal) (tools.Edi
 	return tools.EditDecision{}, nil
 }
 
-// askEdit asks the review question. A UI that shows a question's detail
-// gets the diff as one (whole, scrollable, beside the choices); others
-// show it with ShowEdit while the picker asks.
-func askEdit(ctx context.Context, ui UI, title, prompt, diff string) (int, error) {
-	if a, ok := ui.(tools.Asker); ok {
-		return a.Ask(ctx, tools.Question{
-			Prompt:         prompt,
-			Items:          EditChoices,
-			Safe:           0,
-			Approval:       true,
-			Detail:         diff,
-			DetailFiletype: "diff",
-			DetailInfo:     []string{title},
-		})
+// ask asks the review question. A prompter that shows a question's detail
+// gets the diff as one (whole, scrollable, beside the choices); otherwise
+// the editor shows it with ShowEdit while the picker asks, and without an
+// editor the diff goes into the prompt itself.
+func (g *editGate) ask(ctx context.Context, title, prompt, diff string) (int, error) {
+	q := tools.Question{Prompt: prompt, Items: EditChoices, Safe: 0, Approval: true,
+		Detail: diff, DetailFiletype: "diff", DetailInfo: []string{title}}
+	if _, ok := g.prompter.(tools.Asker); ok || g.editor == nil {
+		return tools.AskQuestion(ctx, g.prompter, q, prompt+"\n"+diff)
 	}
-	ui.ShowEdit(title, diff)
-	defer ui.ShowEdit("", "")
-	return ui.Select(ctx, prompt, EditChoices)
+	g.editor.ShowEdit(title, diff)
+	defer g.editor.ShowEdit("", "")
+	return g.prompter.Select(ctx, prompt, EditChoices)
 }
 
 // editPrompt is the picker's question: the call and its files.
@@ -124,28 +194,23 @@ func editPrompt(p tools.EditProposal) string {
 	return fmt.Sprintf("Fido %s: %s — apply?", p.Tool, strings.Join(parts, ", "))
 }
 
-// setEdits handles /edits [auto|review].
-func (s *Session) setEdits(arg string) {
-	switch arg {
-	case "":
-		s.mu.Lock()
-		mode := s.edits
-		s.mu.Unlock()
-		s.ui.Notice("edits: " + mode + " (/edits auto applies Fido's file changes at once, /edits review asks first)")
-		return
-	case EditsAuto, EditsReview:
-	default:
-		s.ui.Error(fmt.Sprintf("/edits: unknown mode %q (use /edits auto or /edits review)", arg))
-		return
+// reviewState is the open review's range of changes: the conversation's
+// newest turn that changed files (turn), or all of it. Reverts made from
+// the review are recorded in the same range, so the review, computed
+// again from the undo log and the disk after each one, no longer shows
+// what they put back.
+type reviewState struct {
+	all  bool
+	turn int
+}
+
+// revertMarker starts the revert note appended to a user message.
+const revertMarker = "\n\n[user reverted: "
+
+// userText is a user message without the revert note Fido appended.
+func userText(content string) string {
+	if i := strings.Index(content, revertMarker); i >= 0 {
+		return content[:i]
 	}
-	s.mu.Lock()
-	s.edits = arg
-	info := s.info()
-	s.mu.Unlock()
-	s.ui.Info(info)
-	if arg == EditsReview {
-		s.ui.Notice("edits: review — every patch, rm and rmdir is shown and waits for your approval")
-	} else {
-		s.ui.Notice("edits: auto — Fido's file changes apply at once (:FidoReview shows them afterwards)")
-	}
+	return content
 }

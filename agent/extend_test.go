@@ -14,13 +14,13 @@ type testCommands struct {
 	ran []string
 }
 
-func (c *testCommands) Commands() []Command {
-	return []Command{{Name: "/mcp", Args: "[reload]", Help: "MCP servers"}}
+func (c *testCommands) Commands() []SlashCommand {
+	return []SlashCommand{
+		{Command: Command{Name: "/mcp", Args: "[reload]", Help: "MCP servers"}, Async: true, Run: c.run},
+		{Command: Command{Name: "/mcp:"}, Prefix: true, Async: true, Run: c.run},
+	}
 }
-func (c *testCommands) Handles(name string) bool {
-	return name == "/mcp" || strings.HasPrefix(name, "/mcp:")
-}
-func (c *testCommands) Run(name, arg string) {
+func (c *testCommands) run(name, arg string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ran = append(c.ran, name+"|"+arg)

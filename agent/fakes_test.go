@@ -25,6 +25,9 @@ type scriptReply struct {
 	msg    Message
 	usage  Usage
 	err    error
+	// arrived, when set, is closed when the request arrives; the reply
+	// then waits for release.
+	arrived, release chan struct{}
 }
 
 func (p *scriptProvider) add(r scriptReply) *scriptProvider {
@@ -46,6 +49,10 @@ func (p *scriptProvider) Stream(ctx context.Context, req Request, onDelta func(D
 	p.replies = p.replies[1:]
 	block := p.block
 	p.mu.Unlock()
+	if r.arrived != nil {
+		close(r.arrived)
+		<-r.release
+	}
 	for _, d := range r.deltas {
 		onDelta(d)
 	}
@@ -80,7 +87,8 @@ func callTools(calls ...ToolCall) scriptReply {
 	return scriptReply{deltas: ds, msg: Message{ToolCalls: calls}, usage: Usage{Input: 5, Output: 2, CacheRead: 1, Cost: 0.001}}
 }
 
-// recUI records what the session shows.
+// recUI records what the session shows: a Screen, a Prompter and an
+// EditorSurface.
 type recUI struct {
 	mu       sync.Mutex
 	events   []string
@@ -107,11 +115,11 @@ func (u *recUI) Content(d string)         { u.add("content %s", d) }
 func (u *recUI) Error(m string)           { u.add("error %s", m) }
 func (u *recUI) Notice(m string)          { u.add("notice %s", m) }
 func (u *recUI) Notify(m string, _ Level) { u.add("notify %s", m) }
-func (u *recUI) ToolCall(id, name, summary string) {
-	u.add("call %s %s", name, summary)
+func (u *recUI) ToolCall(c ToolCallInfo) {
+	u.add("call %s %s", c.Name, c.Summary)
 }
-func (u *recUI) ToolResult(id, name, summary string, isErr bool) {
-	u.add("result %s err=%v %s", name, isErr, summary)
+func (u *recUI) ToolResult(r ToolResultInfo) {
+	u.add("result %s err=%v %s", r.Name, r.IsError, r.Summary)
 }
 func (u *recUI) SetState(s TurnState) {
 	u.mu.Lock()
@@ -157,10 +165,6 @@ func (u *recUI) Input(ctx context.Context, prompt, def string) (string, bool, er
 	}
 	t, ok := u.inputFn()
 	return t, ok, nil
-}
-
-func (u *recUI) AskExpert(ctx context.Context, question string) (string, bool, error) {
-	return "", false, nil
 }
 
 func (u *recUI) Quit() { u.add("quit") }

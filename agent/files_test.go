@@ -91,7 +91,8 @@ func TestSessionResumesSeenFiles(t *testing.T) {
 	waitIdle(t, s)
 	assert.NotContains(t, lastToolResult(t, p), "error")
 	assert.Equal(t, "two\n", readWS(t, ws, "a.txt"))
-	assert.Equal(t, "20260101T000000Z-abcd0123", s.conversationID())
+	id, _ := s.hist.ident()
+	assert.Equal(t, "20260101T000000Z-abcd0123", id)
 }
 
 func readWS(t *testing.T, ws *workspace.Workspace, rel string) string {

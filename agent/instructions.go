@@ -292,19 +292,6 @@ func attachNested(n *NestedInstructions, call ToolCall, res tools.Result) tools.
 	return res
 }
 
-// nestedInstructions is the conversation's tracker, made on first use.
-func (s *Session) nestedInstructions() *NestedInstructions {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.nested == nil {
-		s.nested = NewNestedInstructions(s.cfg.NestedInstructions)
-		// A resumed conversation already carries what it attached.
-		s.nested.MarkSeen(attachedDirs(s.messages))
-		s.nested.carry(attachedBytes(s.messages))
-	}
-	return s.nested
-}
-
 // attachedBytes is the nested instruction text a conversation's tool
 // results carry: it is appended at their end, from the first marker on.
 func attachedBytes(msgs []Message) int {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fido-nvim/fido/tools"
@@ -250,3 +251,18 @@ func (nopObserver) Delta(Delta)                       {}
 func (nopObserver) ToolCall(ToolCall, string)         {}
 func (nopObserver) ToolResult(ToolCall, tools.Result) {}
 func (nopObserver) Usage(Usage)                       {}
+
+// DescribeError words a turn failure in one line for the transcript.
+func DescribeError(err error) string {
+	var pe *ProviderError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Message
+	case errors.Is(err, ErrMaxIterations):
+		return "stopped: the model kept calling tools for " + strings.TrimPrefix(err.Error(), ErrMaxIterations.Error()+" ") +
+			" model calls in one turn; send a message to let it continue"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the model request timed out"
+	}
+	return err.Error()
+}

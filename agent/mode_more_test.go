@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/agent/conversation"
 )
 
 // userMessage is the newest user message of the newest request.
@@ -135,8 +137,8 @@ func TestModeAutoEditSkipsEditReview(t *testing.T) {
 
 	s.command("/mode auto-edit")
 	assert.Equal(t, ModeAutoEdit, s.Mode())
-	assert.Equal(t, EditsReview, s.infoNow().Edits, "/edits is left as it was")
-	assert.Equal(t, ModeAutoEdit, s.infoNow().Mode)
+	assert.Equal(t, EditsReview, s.info().Edits, "/edits is left as it was")
+	assert.Equal(t, ModeAutoEdit, s.info().Mode)
 	shown := len(ui.events)
 	s.Submit("edit 2")
 	waitIdle(t, s)
@@ -162,7 +164,7 @@ func TestModeAutoEditSkipsEditReview(t *testing.T) {
 // plan mode and the model is not told again (it was, in the saved message).
 func TestModeSavedAndRestoredOnResume(t *testing.T) {
 	ws, reg := workspaceRegistry(t, map[string]string{"a.txt": "one\n"})
-	store := NewConversationStore(t.TempDir())
+	store := conversation.NewStore(t.TempDir())
 	p1 := (&scriptProvider{}).add(answer("planned"))
 	s1, _ := newTestSession(t, p1, SessionConfig{Registry: reg, Conversations: store})
 	s1.command("/mode plan")
@@ -180,7 +182,7 @@ func TestModeSavedAndRestoredOnResume(t *testing.T) {
 	s2, _ := newTestSession(t, p2, SessionConfig{Registry: reg, Conversations: store, Resume: true})
 	require.Equal(t, id, s2.ConversationID(), "the conversation was resumed")
 	assert.Equal(t, ModePlan, s2.Mode(), "resumed in plan mode")
-	assert.Equal(t, ModePlan, s2.infoNow().Mode)
+	assert.Equal(t, ModePlan, s2.info().Mode)
 	s2.Submit("change it")
 	waitIdle(t, s2)
 	assert.Contains(t, lastToolResult(t, p2), "permission_denied")
@@ -201,7 +203,7 @@ func TestModeSavedAndRestoredOnResume(t *testing.T) {
 // Switching conversations with /sessions brings each one's saved mode back,
 // "default" included.
 func TestModeFollowsConversationOnSwitch(t *testing.T) {
-	store := NewConversationStore(t.TempDir())
+	store := conversation.NewStore(t.TempDir())
 	p := (&scriptProvider{}).add(answer("a")).add(answer("b"))
 	s, ui := newTestSession(t, p, SessionConfig{Conversations: store})
 	s.command("/mode plan")
@@ -242,7 +244,7 @@ func TestModeFollowsConversationOnSwitch(t *testing.T) {
 func TestModeSavedWithNewAndForkedConversations(t *testing.T) {
 	for _, cmd := range []string{"/new", "/fork"} {
 		t.Run(strings.TrimPrefix(cmd, "/"), func(t *testing.T) {
-			store := NewConversationStore(t.TempDir())
+			store := conversation.NewStore(t.TempDir())
 			p := (&scriptProvider{}).add(answer("a")).add(answer("b"))
 			s, _ := newTestSession(t, p, SessionConfig{Conversations: store})
 			s.command("/mode plan")
@@ -301,7 +303,7 @@ func TestModeNoteFollowsWhatTheConversationSays(t *testing.T) {
 // A conversation whose mode changed but whose user quit before sending a
 // message comes back in that mode, and its next message tells the model.
 func TestModeNoteToldAfterResumeWhenNeverSent(t *testing.T) {
-	store := NewConversationStore(t.TempDir())
+	store := conversation.NewStore(t.TempDir())
 	p1 := (&scriptProvider{}).add(answer("a1"))
 	s1, _ := newTestSession(t, p1, SessionConfig{Conversations: store})
 	s1.Submit("hello")

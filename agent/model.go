@@ -4,23 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/fido-nvim/fido/agent/conversation"
 )
-
-// ModelInfo is one entry of the endpoint's model list.
-type ModelInfo struct {
-	ID      string
-	Context int // tokens; 0 when the list does not say
-	// PromptPrice and CompletionPrice are dollars per million tokens (-1:
-	// not listed).
-	PromptPrice, CompletionPrice float64
-	// Tools says whether the model supports tool calls (false when the list
-	// does not say).
-	Tools bool
-}
-
-// ModelLister reads the endpoint's model list (the provider's, e.g.
-// openrouter.Provider.Models); the session keeps it for /model.
-type ModelLister func(ctx context.Context) ([]ModelInfo, error)
 
 // modelLabel is a /model picker line: id, window, prices, tool support.
 func modelLabel(m ModelInfo) string {
@@ -39,139 +25,89 @@ func modelLabel(m ModelInfo) string {
 	return strings.Join(parts, " · ")
 }
 
-// models returns the model list, cached for the session (refresh: fetch
-// again). Models named in setup({ models }) come first.
-func (s *Session) models(ctx context.Context, refresh bool) ([]ModelInfo, error) {
-	s.mu.Lock()
-	cached := s.modelList
-	s.mu.Unlock()
-	if cached != nil && !refresh {
-		return cached, nil
-	}
-	if s.cfg.Models == nil {
-		return nil, fmt.Errorf("this endpoint has no model list")
-	}
-	list, err := s.cfg.Models(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := preferredFirst(list, s.cfg.PreferredModels)
-	s.mu.Lock()
-	s.modelList = out
-	s.mu.Unlock()
-	return out, nil
-}
-
-// setModel runs /model [id|refresh].
-func (s *Session) setModel(arg string) {
+// cmdModel runs /model [id|refresh].
+func cmdModel(s *Session, arg string) {
 	ctx := context.Background()
-	arg = strings.TrimSpace(arg)
-	list, err := s.models(ctx, arg == "refresh")
+	list, err := s.modes.models(ctx, arg == "refresh")
 	if arg == "" || arg == "refresh" {
 		if err != nil {
-			s.ui.Error("/model: the model list is not available (" + err.Error() + "); /model {id} switches directly")
+			s.screen.Error("/model: the model list is not available (" + err.Error() + "); /model {id} switches directly")
 			return
 		}
 		labels := make([]string, len(list))
 		for i, m := range list {
 			labels[i] = modelLabel(m)
 		}
-		idx, err := s.ui.Select(ctx, "Switch to which model? (now "+s.model()+")", labels)
+		idx, err := s.prompt.Select(ctx, "Switch to which model? (now "+s.modes.Model()+")", labels)
 		if err != nil || idx < 0 || idx >= len(list) {
 			return
 		}
-		s.switchModel(list[idx].ID, list[idx].Context)
+		switchModel(s, list[idx].ID, list[idx].Context)
 		return
 	}
 	if err != nil {
 		// Without a list the id cannot be checked: take the user's word.
-		s.ui.Notice("the model list is not available (" + err.Error() + "); switching without checking the id")
-		s.switchModel(arg, 0)
+		s.screen.Notice("the model list is not available (" + err.Error() + "); switching without checking the id")
+		switchModel(s, arg, 0)
 		return
 	}
 	for _, m := range list {
 		if m.ID == arg {
-			s.switchModel(m.ID, m.Context)
+			switchModel(s, m.ID, m.Context)
 			return
 		}
 	}
-	s.ui.Error(fmt.Sprintf("/model: %q is not in the endpoint's model list; the model stays %s (/model lists them, /model refresh reloads the list)", arg, s.model()))
+	s.screen.Error(fmt.Sprintf("/model: %q is not in the endpoint's model list; the model stays %s (/model lists them, /model refresh reloads the list)", arg, s.modes.Model()))
 }
 
 // switchModel makes id the model of the next requests; the context budget
 // follows its window (unless FIDO_CONTEXT_TOKENS fixed it).
-func (s *Session) switchModel(id string, window int) {
-	s.mu.Lock()
-	if s.running {
-		s.mu.Unlock()
-		s.ui.Error("/model: a turn is running; wait for it or cancel it first")
+func switchModel(s *Session, id string, window int) {
+	var old string
+	if !s.slot.idle(func() { old = s.modes.useModel(id, window) }) {
+		s.screen.Error("/model: a turn is running; wait for it or cancel it first")
 		return
 	}
-	old := s.cfg.Model
-	s.cfg.Model = id
-	if window > 0 && !s.cfg.FixedBudget {
-		s.cfg.ContextBudget = window * 3 / 4
-	}
-	info := s.info()
-	s.mu.Unlock()
-	s.ui.Info(info)
-	s.save(func(l *ConversationLog) error { return l.SetMeta("", id, 0) }, Message{})
+	s.screen.Info(s.info())
+	s.log.save(func(l *conversation.Log) error { return l.SetMeta("", id, 0) }, Message{})
 	if old == id {
-		s.ui.Notice("model: " + id + " (unchanged)")
+		s.screen.Notice("model: " + id + " (unchanged)")
 		return
 	}
-	s.ui.Notice(fmt.Sprintf("model: %s (was %s); the provider's cache starts cold for it", id, old))
+	s.screen.Notice(fmt.Sprintf("model: %s (was %s); the provider's cache starts cold for it", id, old))
 }
 
-// BudgetFromModelList reads the model list (kept for /model) and sizes the
-// context budget to 3/4 of the current model's window: room for the answer
-// and for the size estimate's error.
-func (s *Session) BudgetFromModelList(ctx context.Context) (model string, window int, err error) {
-	list, err := s.models(ctx, false)
+// cmdMode shows or changes the mode (/mode); the model hears of a change
+// with the next user message, and the conversation saves it.
+func cmdMode(s *Session, arg string) {
+	if arg == "" {
+		s.screen.Notice("mode: " + s.modes.Mode() + " (" + strings.Join(Modes, ", ") + ")")
+		return
+	}
+	changed, err := s.modes.setMode(arg)
 	if err != nil {
-		return "", 0, err
+		s.screen.Error("/mode: " + err.Error())
+		return
 	}
-	model = s.model()
-	for _, m := range list {
-		if m.ID == model && m.Context > 0 {
-			s.SetContextBudget(m.Context * 3 / 4)
-			return model, m.Context, nil
-		}
+	s.screen.Info(s.info())
+	if changed {
+		s.log.save(func(l *conversation.Log) error { return l.SetMode(arg) }, Message{})
 	}
-	return model, 0, fmt.Errorf("model list: no context length for %s", model)
+	s.screen.Notice("mode: " + arg)
 }
 
-// Model is the current model id.
-func (s *Session) Model() string { return s.model() }
-
-// SlashModels lists model ids for completion (from the cached list).
-func (s *Session) SlashModels() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.modelList))
-	for _, m := range s.modelList {
-		out = append(out, m.ID)
-	}
-	return out
-}
-
-// preferredFirst lists the preferred models the endpoint has first, in the
-// order the user gave them, then the rest in the endpoint's order.
-func preferredFirst(list []ModelInfo, preferred []string) []ModelInfo {
-	out := make([]ModelInfo, 0, len(list))
-	taken := make([]bool, len(list))
-	for _, id := range preferred {
-		for i, m := range list {
-			if !taken[i] && m.ID == id {
-				out, taken[i] = append(out, m), true
-				break
-			}
+// cmdReasoning shows or sets the reasoning effort (/reasoning).
+func cmdReasoning(s *Session, arg string) {
+	if arg != "" {
+		if err := s.modes.setReasoning(arg); err != nil {
+			s.screen.Error("/reasoning: " + err.Error())
+			return
 		}
+		s.screen.Info(s.info())
 	}
-	for i, m := range list {
-		if !taken[i] {
-			out = append(out, m)
-		}
+	label := s.modes.Reasoning()
+	if label == "" {
+		label = "model default"
 	}
-	return out
+	s.screen.Notice("reasoning effort: " + label)
 }

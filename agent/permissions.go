@@ -7,18 +7,6 @@ import (
 	"github.com/fido-nvim/fido/tools/permission"
 )
 
-// PermissionRules is what /permissions edits (permission.Store).
-type PermissionRules interface {
-	All() []permission.Rule
-	Keep(keep []permission.Rule) (removed int, err error)
-}
-
-// PermissionsEditor is a UI that can show the rules in an editable buffer
-// (/permissions); writing the buffer calls Session.SavePermissions.
-type PermissionsEditor interface {
-	EditPermissions(lines []string)
-}
-
 // permissionsHeader explains the /permissions buffer.
 var permissionsHeader = []string{
 	"# Fido's command rules for bash_exec. Delete a line and :w to remove that rule.",
@@ -55,14 +43,16 @@ func parsePermissionLine(line string) (permission.Rule, bool, error) {
 	return r, true, err
 }
 
-func (s *Session) showPermissions() {
+// cmdPermissions shows the rules in an editable buffer, or as a notice
+// without one.
+func cmdPermissions(s *Session, _ string) {
 	if s.cfg.Permissions == nil {
-		s.ui.Notice("command rules are not available in this session")
+		s.screen.Notice("command rules are not available in this session")
 		return
 	}
-	ed, ok := s.ui.(PermissionsEditor)
+	ed, ok := s.editor.(PermissionsEditor)
 	if !ok {
-		s.ui.Notice(strings.Join(PermissionLines(s.cfg.Permissions.All()), "\n"))
+		s.screen.Notice(strings.Join(PermissionLines(s.cfg.Permissions.All()), "\n"))
 		return
 	}
 	ed.EditPermissions(PermissionLines(s.cfg.Permissions.All()))
@@ -79,7 +69,7 @@ func (s *Session) SavePermissions(lines []string) {
 	for _, l := range lines {
 		r, ok, err := parsePermissionLine(l)
 		if err != nil {
-			s.ui.Error("/permissions: " + err.Error() + "; nothing was changed")
+			s.screen.Error("/permissions: " + err.Error() + "; nothing was changed")
 			return
 		}
 		if ok {
@@ -88,11 +78,11 @@ func (s *Session) SavePermissions(lines []string) {
 	}
 	removed, err := s.cfg.Permissions.Keep(keep)
 	if err != nil {
-		s.ui.Error("/permissions: " + err.Error())
+		s.screen.Error("/permissions: " + err.Error())
 		return
 	}
-	s.ui.Notice(fmt.Sprintf("/permissions: %d rule(s) removed", removed))
-	if ed, ok := s.ui.(PermissionsEditor); ok {
+	s.screen.Notice(fmt.Sprintf("/permissions: %d rule(s) removed", removed))
+	if ed, ok := s.editor.(PermissionsEditor); ok {
 		ed.EditPermissions(PermissionLines(s.cfg.Permissions.All()))
 	}
 }

@@ -37,7 +37,7 @@ func (u *askUI) questions() []tools.Question {
 func newAskSession(t *testing.T, p Provider, cfg SessionConfig) (*Session, *askUI) {
 	t.Helper()
 	ui := &askUI{recUI: &recUI{}}
-	cfg.Provider, cfg.UI, cfg.Model = p, ui, "test/model"
+	cfg.Provider, cfg.Screen, cfg.Prompter, cfg.Editor, cfg.Model = p, ui, ui, ui, "test/model"
 	cfg.SystemPrompt = func() string { return BuildSystemPrompt(PromptInput{Root: "/w", Listing: "a.go\n"}) }
 	s, err := NewSession(cfg)
 	require.NoError(t, err)

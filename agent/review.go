@@ -26,78 +26,17 @@ type ReviewRequest struct {
 	Reason string
 }
 
-// ReviewView is what the review tab shows.
-type ReviewView struct {
-	Title string
-	Files []ReviewFile
-	Items []ReviewItem
-	Notes []string
-	// Refresh updates the open review tab instead of opening one.
-	Refresh bool
-}
-
-// ReviewFile is a reviewed file and its before-state (lines without ends).
-type ReviewFile struct {
-	Path         string
-	Abs          string
-	Before       []string
-	BeforeExists bool
-	Exists       bool
-}
-
-// ReviewItem is one hunk: a quickfix entry.
-type ReviewItem struct {
-	Path string
-	Abs  string
-	Line int
-	Text string
-	// Edited marks a hunk someone else changed since Fido wrote it.
-	Edited bool
-}
-
-// reviewState is the open review's range of changes: the conversation's
-// newest turn that changed files (turn), or all of it. Reverts made from
-// the review are recorded in the same range, so the review, computed
-// again from the undo log and the disk after each one, no longer shows
-// what they put back.
-type reviewState struct {
-	all  bool
-	turn int
-}
-
-func (s *Session) conversationID() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.id
-}
-
-// Review handles :FidoReview [all] and :FidoRevert[!] [reason].
-func (s *Session) Review(req ReviewRequest) {
-	if s.cfg.Workspace == nil || s.cfg.Workspace.Undo == nil {
-		s.ui.Notify("Fido: reviewing changes needs the undo log, which is not available", LevelWarn)
-		return
-	}
-	switch req.Action {
-	case "open":
-		s.openReview(req.All)
-	case "revert":
-		s.revertFromReview(req)
-	default:
-		s.ui.Notify(fmt.Sprintf("Fido: unknown review action %q", req.Action), LevelError)
-	}
-}
-
-// changesOf returns the undo entries of this conversation: all of them, or
+// changesOf returns the undo entries of conversation id: all of them, or
 // those of its newest turn that changed files (reviews and rewinds do not
 // count as changing files, but their entries of that turn are included),
 // and that turn.
-func (s *Session) changesOf(all bool) ([]workspace.UndoEntry, int) {
-	s.mu.Lock()
-	id := s.id
-	s.mu.Unlock()
+func (t *editTrust) changesOf(id string, all bool) ([]workspace.UndoEntry, int) {
 	var mine []workspace.UndoEntry
 	newest := 0
-	for _, e := range s.cfg.Workspace.Undo.Entries() {
+	if t.ws == nil || t.ws.Undo == nil {
+		return nil, 0
+	}
+	for _, e := range t.ws.Undo.Entries() {
 		if e.Conv != id {
 			continue
 		}
@@ -122,33 +61,34 @@ func entriesOfTurn(entries []workspace.UndoEntry, turn int) []workspace.UndoEntr
 	return out
 }
 
-// reviewed computes the files of the review rv from the undo log and the disk now.
-func (s *Session) reviewed(rv reviewState) ([]*workspace.ChangedFile, []string) {
-	entries, _ := s.changesOf(true)
+// reviewed computes the files of the review rv of conversation id from the
+// undo log and the disk now.
+func (t *editTrust) reviewed(rv reviewState, id string) ([]*workspace.ChangedFile, []string) {
+	entries, _ := t.changesOf(id, true)
 	if !rv.all {
 		entries = entriesOfTurn(entries, rv.turn)
 	}
-	return s.cfg.Workspace.ChangedFiles(entries)
+	return t.ws.ChangedFiles(entries)
 }
 
-func (s *Session) openReview(all bool) {
-	_, turn := s.changesOf(all)
+func (t *editTrust) openReview(all bool, id string, screen Screen, ed EditorSurface) {
+	_, turn := t.changesOf(id, all)
 	rv := reviewState{all: all, turn: turn}
-	files, notes := s.reviewed(rv)
+	files, notes := t.reviewed(rv, id)
 	if len(files) == 0 {
 		msg := "no file changes of Fido's to review in this conversation"
 		if len(notes) > 0 {
 			msg += " (" + strings.Join(notes, "; ") + ")"
 		}
-		s.ui.Notify("Fido: "+msg, LevelInfo)
+		screen.Notify("Fido: "+msg, LevelInfo)
 		return
 	}
-	s.mu.Lock()
-	s.review = &rv
-	s.mu.Unlock()
+	t.mu.Lock()
+	t.review = &rv
+	t.mu.Unlock()
 	v := reviewView(files, all)
 	v.Notes = notes
-	s.ui.OpenReview(v)
+	ed.OpenReview(v)
 }
 
 // editedMark ends the quickfix text of a hunk someone else changed since.
@@ -192,11 +132,13 @@ func bufferLines(lines []string) []string {
 	return out
 }
 
-func (s *Session) revertFromReview(req ReviewRequest) {
-	fail := func(msg string) { s.ui.Notify("FidoRevert: "+msg, LevelWarn) }
-	s.mu.Lock()
-	rv, running, tag := s.review, s.running, workspace.UndoEntry{Conv: s.id, Turn: s.turn}
-	s.mu.Unlock()
+// revertFromReview reverts a hunk or a file of the open review; tag is
+// the conversation and its newest turn.
+func (t *editTrust) revertFromReview(req ReviewRequest, tag workspace.UndoEntry, running bool, screen Screen, ed EditorSurface) {
+	fail := func(msg string) { screen.Notify("FidoRevert: "+msg, LevelWarn) }
+	t.mu.Lock()
+	rv := t.review
+	t.mu.Unlock()
 	if rv == nil {
 		fail("open :FidoReview first")
 		return
@@ -205,10 +147,11 @@ func (s *Session) revertFromReview(req ReviewRequest) {
 		fail("a turn is running; wait for it or cancel it first")
 		return
 	}
+	id := tag.Conv
 	if !rv.all {
 		tag.Turn = rv.turn // the revert belongs to the reviewed turn
 	}
-	files, _ := s.reviewed(*rv)
+	files, _ := t.reviewed(*rv, id)
 	var f *workspace.ChangedFile
 	for _, c := range files {
 		if c.Path == req.Path || c.Abs == req.Path {
@@ -218,22 +161,21 @@ func (s *Session) revertFromReview(req ReviewRequest) {
 	if f == nil {
 		name := req.Path
 		if filepath.IsAbs(name) {
-			name = s.cfg.Workspace.Sandbox.Rel(name)
+			name = t.ws.Sandbox.Rel(name)
 		}
 		fail(fmt.Sprintf("no change of Fido's is left in %s (the quickfix list shows where they are)", name))
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ws := s.cfg.Workspace
 	var desc string
 	var err error
 	if req.Whole {
-		desc, err = ws.RevertFile(ctx, f, tag)
+		desc, err = t.ws.RevertFile(ctx, f, tag)
 	} else {
 		var i int
 		if i, err = f.FindHunk(req.Line, req.InBefore); err == nil {
-			desc, err = ws.RevertHunk(ctx, f, i, tag)
+			desc, err = t.ws.RevertHunk(ctx, f, i, tag)
 		}
 	}
 	if err != nil {
@@ -244,12 +186,10 @@ func (s *Session) revertFromReview(req ReviewRequest) {
 	if r := strings.TrimSpace(req.Reason); r != "" {
 		note += " (reason: " + r + ")"
 	}
-	s.mu.Lock()
-	s.revertNotes = append(s.revertNotes, note)
-	s.mu.Unlock()
-	s.ui.Notice("reverted " + note)
-	files, notes := s.reviewed(*rv)
+	t.note(note)
+	screen.Notice("reverted " + note)
+	files, notes := t.reviewed(*rv, id)
 	v := reviewView(files, rv.all)
 	v.Notes, v.Refresh = notes, true
-	s.ui.OpenReview(v)
+	ed.OpenReview(v)
 }

@@ -24,22 +24,20 @@ const (
 // RewindChoices are /rewind's second question, in this order.
 var RewindChoices = []string{RewindCancel, RewindConv, RewindFiles, RewindBoth}
 
-// revertMarker starts the revert note appended to a user message.
-const revertMarker = "\n\n[user reverted: "
-
 // userTurn is a user message /rewind can go back to.
 type userTurn struct {
 	index int // in the conversation
 	msg   Message
 }
 
-// rewind handles /rewind: pick a user message, then what to rewind.
-func (s *Session) rewind() {
-	if s.Busy() {
-		s.ui.Error("/rewind: a turn is running; cancel it first")
+// cmdRewind handles /rewind: pick a user message, then what to rewind.
+func cmdRewind(s *Session, _ string) {
+	if s.slot.busy() {
+		s.screen.Error("/rewind: a turn is running; cancel it first")
 		return
 	}
-	msgs := s.Messages()
+	msgs := s.hist.snapshot()
+	id, _ := s.hist.ident()
 	var turns []userTurn
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == RoleUser && msgs[i].Turn > 0 {
@@ -47,18 +45,18 @@ func (s *Session) rewind() {
 		}
 	}
 	if len(turns) == 0 {
-		s.ui.Notice("/rewind: no message to go back to yet")
+		s.screen.Notice("/rewind: no message to go back to yet")
 		return
 	}
-	entries, _ := s.changesOf(true)
+	entries, _ := s.trust.changesOf(id, true)
 	labels := make([]string, len(turns))
 	for i, t := range turns {
 		labels[i] = turnLabel(t.msg, filesAfter(entries, t.msg.Turn))
 	}
 	ctx := context.Background()
-	idx, err := s.ui.Select(ctx, "Rewind to just before which message?", labels)
+	idx, err := s.prompt.Select(ctx, "Rewind to just before which message?", labels)
 	if err != nil || idx < 0 || idx >= len(turns) {
-		s.ui.Notice("rewind cancelled")
+		s.screen.Notice("rewind cancelled")
 		return
 	}
 	target := turns[idx]
@@ -80,47 +78,44 @@ func (s *Session) rewind() {
 	first := firstLine(userText(target.msg.Content), 50)
 	mode, err := s.askRewind(ctx, first, userText(target.msg.Content), preview, plan, cmds)
 	if err != nil || mode < 0 || mode >= len(RewindChoices) || RewindChoices[mode] == RewindCancel {
-		s.ui.Notice("rewind cancelled")
+		s.screen.Notice("rewind cancelled")
 		return
 	}
 	choice := RewindChoices[mode]
 	files, conv := choice == RewindBoth || choice == RewindFiles, choice == RewindBoth || choice == RewindConv
 	if files && s.cfg.Workspace != nil {
-		s.ui.Notice("rewind: " + preview)
-		tag := workspace.UndoEntry{Conv: s.conversationID(), Turn: s.currentTurn()}
+		s.screen.Notice("rewind: " + preview)
+		conv, turn := s.hist.ident()
+		tag := workspace.UndoEntry{Conv: conv, Turn: turn}
 		done, failed := s.cfg.Workspace.ApplyRewind(ctx, plan, tag)
 		switch {
 		case len(done) > 0:
-			s.ui.Notice("rewind: " + strings.Join(done, ", "))
+			s.screen.Notice("rewind: " + strings.Join(done, ", "))
 		case len(failed) == 0:
-			s.ui.Notice("rewind: no file needed restoring")
+			s.screen.Notice("rewind: no file needed restoring")
 		}
 		if len(failed) > 0 {
-			s.ui.Error("rewind: could not restore " + strings.Join(failed, "; "))
+			s.screen.Error("rewind: could not restore " + strings.Join(failed, "; "))
 		}
 	}
 	if conv {
-		s.mu.Lock()
-		if s.running {
-			s.mu.Unlock()
-			s.ui.Error("/rewind: a turn started meanwhile; the conversation was not rewound")
+		dropped := 0
+		if !s.slot.idle(func() {
+			dropped = s.hist.cut(target.index)
+			s.trust.forget()
+		}) {
+			s.screen.Error("/rewind: a turn started meanwhile; the conversation was not rewound")
 			return
 		}
-		dropped := len(s.messages) - target.index
-		if target.index < len(s.messages) {
-			s.messages = s.messages[:target.index]
-		}
-		s.pending, s.revertNotes, s.review = nil, nil, nil
-		s.mu.Unlock()
 		// The model's picture of these files is older now: it reads them
 		// again before overwriting them.
 		for _, e := range after {
 			s.files.Forget(e.Path)
 		}
-		s.ui.Notice(fmt.Sprintf("rewound the conversation to before “%s” (%d messages dropped); the plan is left as it is", first, dropped))
-		s.ui.RestoreDraft(userText(target.msg.Content))
+		s.screen.Notice(fmt.Sprintf("rewound the conversation to before “%s” (%d messages dropped); the plan is left as it is", first, dropped))
+		s.restoreDraft(userText(target.msg.Content))
 	} else if files {
-		s.ui.Notice("the conversation is unchanged: the model is not told; files it saw differ now, so it must read them again before changing them")
+		s.screen.Notice("the conversation is unchanged: the model is not told; files it saw differ now, so it must read them again before changing them")
 	}
 }
 
@@ -128,9 +123,9 @@ func (s *Session) rewind() {
 // the whole message and every file and command as one (nothing is cut at
 // the picker's width); others get it all in the prompt.
 func (s *Session) askRewind(ctx context.Context, first, text, preview string, plan workspace.RewindPlan, cmds []string) (int, error) {
-	a, ok := s.ui.(tools.Asker)
+	a, ok := s.prompt.(tools.Asker)
 	if !ok {
-		return s.ui.Select(ctx, fmt.Sprintf("Rewind to before “%s” (%s)", first, preview), RewindChoices)
+		return s.prompt.Select(ctx, fmt.Sprintf("Rewind to before “%s” (%s)", first, preview), RewindChoices)
 	}
 	var d strings.Builder
 	d.WriteString("The conversation goes back to just before this message (its text returns to the input):\n")
@@ -170,25 +165,6 @@ func (s *Session) askRewind(ctx context.Context, first, text, preview string, pl
 		Detail:     strings.TrimRight(d.String(), "\n"),
 		DetailInfo: []string{"/rewind"},
 	})
-}
-
-func (s *Session) currentTurn() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.turn
-}
-
-// userText is a user message without the revert note Fido appended.
-func userText(content string) string {
-	if i := strings.Index(content, revertMarker); i >= 0 {
-		return content[:i]
-	}
-	return content
-}
-
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return tools.ShortenTo(s, n)
 }
 
 // filesAfter lists the files changed from turn on.
@@ -237,4 +213,45 @@ func commandsAfter(msgs []Message) []string {
 		}
 	}
 	return out
+}
+
+// cmdEdits runs /edits [auto|review].
+func cmdEdits(s *Session, arg string) {
+	switch arg {
+	case "":
+		s.screen.Notice("edits: " + s.trust.mode() + " (/edits auto applies Fido's file changes at once, /edits review asks first)")
+		return
+	case EditsAuto, EditsReview:
+	default:
+		s.screen.Error(fmt.Sprintf("/edits: unknown mode %q (use /edits auto or /edits review)", arg))
+		return
+	}
+	s.trust.setMode(arg)
+	s.screen.Info(s.info())
+	if arg == EditsReview {
+		s.screen.Notice("edits: review — every patch, rm and rmdir is shown and waits for your approval")
+	} else {
+		s.screen.Notice("edits: auto — Fido's file changes apply at once (:FidoReview shows them afterwards)")
+	}
+}
+
+// Review handles :FidoReview [all] and :FidoRevert[!] [reason].
+func (s *Session) Review(req ReviewRequest) {
+	if s.trust.ws == nil || s.trust.ws.Undo == nil {
+		s.screen.Notify("Fido: reviewing changes needs the undo log, which is not available", LevelWarn)
+		return
+	}
+	if s.editor == nil {
+		s.screen.Notify("Fido: reviewing changes needs an editor", LevelWarn)
+		return
+	}
+	id, turn := s.hist.ident()
+	switch req.Action {
+	case "open":
+		s.trust.openReview(req.All, id, s.screen, s.editor)
+	case "revert":
+		s.trust.revertFromReview(req, workspace.UndoEntry{Conv: id, Turn: turn}, s.slot.busy(), s.screen, s.editor)
+	default:
+		s.screen.Notify(fmt.Sprintf("Fido: unknown review action %q", req.Action), LevelError)
+	}
 }

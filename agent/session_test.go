@@ -21,7 +21,7 @@ func newTestSession(t *testing.T, p Provider, cfg SessionConfig) (*Session, *rec
 	t.Helper()
 	ui := &recUI{}
 	cfg.Provider = p
-	cfg.UI = ui
+	cfg.Screen, cfg.Prompter, cfg.Editor = ui, ui, ui
 	if cfg.SystemPrompt == nil {
 		cfg.SystemPrompt = func() string { return BuildSystemPrompt(PromptInput{Root: "/w", Listing: "a.go\n"}) }
 	}
@@ -421,7 +421,7 @@ func TestLateEndOfACancelledTurnKeepsTheNextTurnsState(t *testing.T) {
 	p.add(scriptReply{deltas: []Delta{{Kind: DeltaReasoning, Text: "thinking"}}})
 	p.add(scriptReply{deltas: []Delta{{Kind: DeltaContent, Text: "again"}}})
 	ui := &holdInfoUI{recUI: &recUI{}}
-	s, err := NewSession(SessionConfig{Provider: p, UI: ui, Model: "test/model",
+	s, err := NewSession(SessionConfig{Provider: p, Screen: ui, Prompter: ui, Editor: ui, Model: "test/model",
 		SystemPrompt: func() string { return BuildSystemPrompt(PromptInput{Root: "/w", Listing: "a.go\n"}) }})
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
@@ -429,9 +429,9 @@ func TestLateEndOfACancelledTurnKeepsTheNextTurnsState(t *testing.T) {
 	s.Submit("one")
 	require.Eventually(t, func() bool { return ui.lastState() == StateThinking }, 2*time.Second, 5*time.Millisecond)
 	ui.arm()
-	s.mu.Lock()
-	first := s.done
-	s.mu.Unlock()
+	s.slot.mu.Lock()
+	first := s.slot.done
+	s.slot.mu.Unlock()
 	s.Cancel()
 	select {
 	case <-ui.entered:

@@ -76,6 +76,62 @@ func TestCompactCommand(t *testing.T) {
 	assert.Equal(t, []string{"user:two", "assistant:ok", "user:three", "assistant:ok", "user:four"}, texts[2:])
 }
 
+// A /compact whose summary request fails says why and leaves the
+// conversation as it was; only a cancel is reported as one.
+func TestCompactFailureSaysWhy(t *testing.T) {
+	p := &scriptProvider{}
+	for i := 0; i < 3; i++ {
+		p.add(answer("ok"))
+	}
+	p.add(scriptReply{err: &ProviderError{Status: 500, Message: "upstream exploded"}})
+	s, ui := newTestSession(t, p, SessionConfig{})
+	for _, q := range []string{"one", "two", "three"} {
+		s.Submit(q)
+		waitIdle(t, s)
+	}
+	before := s.Messages()
+	s.command("/compact")
+	assert.True(t, ui.has("error compaction failed, the conversation is unchanged: upstream exploded"))
+	assert.False(t, ui.has("notice compaction cancelled"))
+	assert.Equal(t, before, s.Messages())
+	assert.Equal(t, StateIdle, ui.lastState())
+}
+
+// What Fido adds to the conversation while /compact runs (a cleared plan)
+// joins it when the compaction ends, so the next turn's request carries it.
+func TestPlanClearedDuringCompactJoinsWhenItEnds(t *testing.T) {
+	p := &scriptProvider{}
+	for i := 0; i < 3; i++ {
+		p.add(answer("ok"))
+	}
+	summary := answer("SUMMARY-TEXT")
+	summary.arrived, summary.release = make(chan struct{}), make(chan struct{})
+	p.add(summary).add(answer("after"))
+	sp := samplePlan()
+	s, ui := newTestSession(t, p, SessionConfig{Plans: &memPlans{p: &sp}})
+	for _, q := range []string{"one", "two", "three"} {
+		s.Submit(q)
+		waitIdle(t, s)
+	}
+	s.Submit("/compact")
+	<-summary.arrived
+	s.Submit("/plan clear")
+	close(summary.release)
+	require.Eventually(t, func() bool { return ui.has("notice compacted:") }, 5*time.Second, 10*time.Millisecond)
+	waitIdle(t, s)
+	s.Submit("four")
+	waitIdle(t, s)
+	reqs := p.reqs()
+	require.Len(t, reqs, 5)
+	msgs := reqs[4].Messages
+	require.GreaterOrEqual(t, len(msgs), 3)
+	cleared := msgs[len(msgs)-2]
+	assert.Equal(t, RoleTool, cleared.Role, "the cleared plan comes right before the next message")
+	assert.Equal(t, PlanToolName, cleared.Name)
+	assert.Contains(t, cleared.Content, `"items":[]`)
+	assert.Equal(t, "four", msgs[len(msgs)-1].Content)
+}
+
 // Past the budget the model's summary comes first; when it fails, shrinking.
 func TestAutomaticCompactionAndFallback(t *testing.T) {
 	p := &scriptProvider{}
@@ -94,7 +150,7 @@ func TestAutomaticCompactionAndFallback(t *testing.T) {
 	assert.Contains(t, reqs[4].Messages[1].Content, "AUTO-SUMMARY")
 	assert.Equal(t, "four", reqs[4].Messages[len(reqs[4].Messages)-1].Content)
 
-	info := s.infoNow()
+	info := s.info()
 	assert.Equal(t, 200, info.ContextLimit)
 	assert.Greater(t, info.ContextUsed, 0)
 
@@ -140,12 +196,12 @@ func TestCompactUsesTheConversationsCatalog(t *testing.T) {
 	require.NoError(t, err)
 	big := describedTool{&echoTool{name: "mcp__s__big"}, strings.Repeat("word ", 8000)}
 	s, ui := newTestSession(t, p, SessionConfig{Registry: base, Catalog: fixedCatalog{big}})
-	before := s.infoNow().ContextUsed
+	before := s.info().ContextUsed
 	for _, q := range []string{"one", "two", "three"} {
 		s.Submit(q)
 		waitIdle(t, s)
 	}
-	assert.GreaterOrEqual(t, s.infoNow().ContextUsed-before, 40000/4, "the gauge counts the MCP tool's 40,000-byte description")
+	assert.GreaterOrEqual(t, s.info().ContextUsed-before, 40000/4, "the gauge counts the MCP tool's 40,000-byte description")
 	s.Submit("/compact")
 	require.Eventually(t, func() bool { return ui.has("notice compacted:") }, 5*time.Second, 10*time.Millisecond)
 	s.Submit("four")

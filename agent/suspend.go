@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fido-nvim/fido/agent/conversation"
 	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
@@ -32,22 +33,24 @@ type Snapshot struct {
 
 var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
 
-func (s *Session) suspend(desc string) {
+// cmdSuspend saves the conversation as a snapshot (/suspend [description]).
+func cmdSuspend(s *Session, desc string) {
 	if s.cfg.SuspendDir == "" {
-		s.ui.Notice("/suspend is not available: no state directory")
+		s.screen.Notice("/suspend is not available: no state directory")
 		return
 	}
 	if desc == "" {
-		text, ok, err := s.ui.Input(context.Background(), "Describe this snapshot: ", "")
+		text, ok, err := s.prompt.Input(context.Background(), "Describe this snapshot: ", "")
 		if err != nil || !ok || strings.TrimSpace(text) == "" {
-			s.ui.Notice("suspend cancelled")
+			s.screen.Notice("suspend cancelled")
 			return
 		}
 		desc = strings.TrimSpace(text)
 	}
-	msgs := s.Messages()
+	msgs := s.hist.snapshot()
+	id, _ := s.hist.ident()
 	snap := Snapshot{Version: 1, Description: desc, Created: now().UTC().Format(time.RFC3339), Root: s.cfg.Root, Messages: msgs,
-		Seen: s.files.Snapshot(), Conversation: s.conversationID()}
+		Seen: s.files.Snapshot(), Conversation: id}
 	slug := strings.Trim(slugRe.ReplaceAllString(strings.ToLower(desc), "-"), "-")
 	if len(slug) > 40 {
 		slug = slug[:40]
@@ -59,10 +62,10 @@ func (s *Session) suspend(desc string) {
 		err = workspace.WriteStateFile(path, b, 0o600)
 	}
 	if err != nil {
-		s.ui.Error("could not save the snapshot: " + err.Error())
+		s.screen.Error("could not save the snapshot: " + err.Error())
 		return
 	}
-	s.ui.Notice(fmt.Sprintf("suspended %d messages as %q (%s)", len(msgs), desc, name))
+	s.screen.Notice(fmt.Sprintf("suspended %d messages as %q (%s)", len(msgs), desc, name))
 }
 
 // maxSnapshotFile bounds one snapshot /recall reads (a FIFO, a symlink
@@ -89,22 +92,23 @@ func ListSnapshots(dir string) ([]string, error) {
 	return names, nil
 }
 
-func (s *Session) recall() {
+// cmdRecall restores a snapshot (/recall); the workspace plan is kept.
+func cmdRecall(s *Session, _ string) {
 	if s.cfg.SuspendDir == "" {
-		s.ui.Notice("/recall is not available: no state directory")
+		s.screen.Notice("/recall is not available: no state directory")
 		return
 	}
-	if s.Busy() {
-		s.ui.Error("/recall: a turn is running; cancel it first")
+	if s.slot.busy() {
+		s.screen.Error("/recall: a turn is running; cancel it first")
 		return
 	}
 	names, err := ListSnapshots(s.cfg.SuspendDir)
 	if err != nil {
-		s.ui.Error("/recall: " + err.Error())
+		s.screen.Error("/recall: " + err.Error())
 		return
 	}
 	if len(names) == 0 {
-		s.ui.Notice("no snapshots yet; /suspend saves one")
+		s.screen.Notice("no snapshots yet; /suspend saves one")
 		return
 	}
 	snaps := make([]Snapshot, 0, len(names))
@@ -121,43 +125,35 @@ func (s *Session) recall() {
 		labels = append(labels, fmt.Sprintf("%s  (%s, %d messages)", snap.Description, snap.Created, len(snap.Messages)))
 	}
 	if len(unreadable) > 0 {
-		s.ui.Notice(fmt.Sprintf("/recall: skipped %d unreadable snapshot(s) in %s: %s",
+		s.screen.Notice(fmt.Sprintf("/recall: skipped %d unreadable snapshot(s) in %s: %s",
 			len(unreadable), s.cfg.SuspendDir, strings.Join(unreadable, "; ")))
 	}
 	if len(snaps) == 0 {
-		s.ui.Error("/recall: no readable snapshot in " + s.cfg.SuspendDir)
+		s.screen.Error("/recall: no readable snapshot in " + s.cfg.SuspendDir)
 		return
 	}
-	idx, err := s.ui.Select(context.Background(), "Recall which conversation?", labels)
+	idx, err := s.prompt.Select(context.Background(), "Recall which conversation?", labels)
 	if err != nil || idx < 0 || idx >= len(snaps) {
-		s.ui.Notice("recall cancelled")
+		s.screen.Notice("recall cancelled")
 		return
 	}
 	restored := RecallMessages(snaps[idx].Messages, s.cfg.SystemPrompt(), s.currentPlanSync())
-	s.mu.Lock()
-	if s.running {
-		s.mu.Unlock()
-		s.ui.Error("/recall: a turn started meanwhile; cancel it first")
+	id := snaps[idx].Conversation
+	if id == "" {
+		id = conversation.NewID(now())
+	}
+	if !s.slot.idle(func() {
+		s.hist.reset(restored, id)
+		s.tools.reset() // another conversation: it fixes its own tool catalog
+		s.trust.forget()
+	}) {
+		s.screen.Error("/recall: a turn started meanwhile; cancel it first")
 		return
 	}
-	s.messages = restored
-	s.pending = nil
-	s.reg = nil // another conversation: it fixes its own tool catalog
-	if id := snaps[idx].Conversation; id != "" {
-		s.id = id
-	} else {
-		s.id = newConversationID(now())
-	}
-	s.turn = 0
-	for _, m := range restored {
-		s.turn = max(s.turn, m.Turn)
-	}
-	s.review, s.revertNotes = nil, nil
-	s.mu.Unlock()
 	// A snapshot without it (older Fido) knows no file: every overwrite of an
 	// existing file then needs a read first, which is the safe side.
 	s.files.Replace(snaps[idx].Seen)
-	s.ui.Notice(fmt.Sprintf("recalled %q (%d messages); the workspace plan is unchanged", snaps[idx].Description, len(restored)))
+	s.screen.Notice(fmt.Sprintf("recalled %q (%d messages); the workspace plan is unchanged", snaps[idx].Description, len(restored)))
 }
 
 // readSnapshot reads and validates one snapshot file; the error says in a
@@ -231,17 +227,6 @@ func ValidateHistory(msgs []Message) error {
 		return fmt.Errorf("the last %d tool call(s) have no result", len(open))
 	}
 	return nil
-}
-
-func (s *Session) currentPlanSync() []Message {
-	if s.cfg.Plans == nil {
-		return nil
-	}
-	p := s.cfg.Plans.Current()
-	if p == nil {
-		return nil
-	}
-	return PlanRestoreMessages(*p)
 }
 
 // RecallMessages rebuilds a recalled conversation under a fresh system

@@ -26,6 +26,51 @@ type UserCommand struct {
 	Source string
 }
 
+// userCommands puts the Markdown commands into the command table: a
+// command's text, filled with its arguments, goes out as the user's
+// message.
+type userCommands struct {
+	// list finds them (looked up again at every use); lookup, when set,
+	// finds the one a submitted /name runs, else list is searched.
+	list   func() ([]UserCommand, []string)
+	lookup func(name string) (UserCommand, bool)
+	send   func(text string)
+}
+
+func (u userCommands) row(c UserCommand) SlashCommand {
+	return SlashCommand{Command: Command{Name: "/" + c.Name, Args: c.ArgumentHint, Help: c.Description},
+		Run: func(_, arg string) { u.send(c.Expand(arg)) }}
+}
+
+func (u userCommands) rows() ([]SlashCommand, []string) {
+	if u.list == nil {
+		return nil, nil
+	}
+	cmds, problems := u.list()
+	out := make([]SlashCommand, len(cmds))
+	for i, c := range cmds {
+		out[i] = u.row(c)
+	}
+	return out, problems
+}
+
+func (u userCommands) find(name string) (SlashCommand, bool) {
+	name = strings.TrimPrefix(name, "/")
+	if u.lookup != nil {
+		c, ok := u.lookup(name)
+		return u.row(c), ok
+	}
+	if u.list != nil {
+		cmds, _ := u.list()
+		for _, c := range cmds {
+			if c.Name == name {
+				return u.row(c), true
+			}
+		}
+	}
+	return SlashCommand{}, false
+}
+
 // maxCommandFile bounds one command file.
 const maxCommandFile = 64 << 10
 

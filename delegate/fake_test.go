@@ -178,14 +178,14 @@ func newHarness(t *testing.T, steps []step, edit func(*Config)) *harness {
 	}
 	h.ask = &fakeTool{name: "ask_user", access: tools.ParentOnly, dir: h.dir}
 	cfg := Config{
-		Provider: h.prov, Registry: func() *tools.Registry { return h.reg }, Model: "test/model",
-		Reasoning: func() string { return "low" },
-		Status:    h.status.add,
-		Usage: func(u agent.Usage) {
-			h.usageMu.Lock()
-			h.usage = append(h.usage, u)
-			h.usageMu.Unlock()
-		},
+		Provider: h.prov,
+		Parent: &testParent{reg: func() *tools.Registry { return h.reg }, model: "test/model", reasoning: "low",
+			status: h.status.add,
+			usage: func(u agent.Usage) {
+				h.usageMu.Lock()
+				h.usage = append(h.usage, u)
+				h.usageMu.Unlock()
+			}},
 		NewID: func() string { return "subagent-fixed01" },
 	}
 	if edit != nil {
@@ -235,4 +235,34 @@ func decodeResult(t *testing.T, content string) Result {
 	var r Result
 	require.NoError(t, json.Unmarshal([]byte(content), &r), content)
 	return r
+}
+
+// testParent is the parent conversation the tests delegate from: a
+// registry, a fixed model and effort, and what hears of the subagent.
+type testParent struct {
+	reg              func() *tools.Registry
+	model, reasoning string
+	status           func(*agent.SubagentStatus)
+	usage            func(agent.Usage)
+	hook             func(fork []agent.Message) func(agent.ToolCall, tools.Result) tools.Result
+}
+
+func (p *testParent) Registry() *tools.Registry { return p.reg() }
+func (p *testParent) Model() string             { return p.model }
+func (p *testParent) Reasoning() string         { return p.reasoning }
+func (p *testParent) SubagentStatus(st *agent.SubagentStatus) {
+	if p.status != nil {
+		p.status(st)
+	}
+}
+func (p *testParent) AddSubagentUsage(u agent.Usage) {
+	if p.usage != nil {
+		p.usage(u)
+	}
+}
+func (p *testParent) SubagentHook(fork []agent.Message) func(agent.ToolCall, tools.Result) tools.Result {
+	if p.hook == nil {
+		return nil
+	}
+	return p.hook(fork)
 }

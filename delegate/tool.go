@@ -54,39 +54,25 @@ var contract = tools.NewContract[Args](descriptionTemplate, nil,
 type Config struct {
 	// Provider makes the subagent's model calls (the parent's provider).
 	Provider agent.Provider
-	// Registry returns the parent's registry: the subagent advertises and
-	// invokes the very same tool objects. A func because delegate is itself
-	// in that registry.
-	Registry func() *tools.Registry
-	Model    string
-	// CurrentModel, when set, returns the parent's model at call time (after
-	// /model); Model is the fallback.
-	CurrentModel func() string
-	// AfterTool, when set, makes the hook a subagent's tool results pass
-	// through (nested AGENTS.md), starting from what its fork carries.
-	AfterTool func(fork []agent.Message) func(agent.ToolCall, tools.Result) tools.Result
-	// Reasoning returns the current reasoning effort (nil: model default).
-	Reasoning func() string
+	// Parent is the conversation subagents fork from; nil: attached later
+	// with SetParent.
+	Parent Parent
 	// DefaultTimeout applies without timeout_ms; MaxTimeout caps it.
 	DefaultTimeout, MaxTimeout time.Duration
 	// MaxResultBytes caps the delegate_result JSON the parent receives.
 	MaxResultBytes int
 	// MaxIterations bounds the subagent's model calls (0: agent.MaxIterations).
 	MaxIterations int
-	// Status receives sanitized activity-bar updates (may be nil). Each call
-	// gets a fresh value; the last one of a run has Done set.
-	Status func(*agent.SubagentStatus)
-	// Usage receives the usage of every subagent model call (may be nil).
-	Usage func(agent.Usage)
 	// NewID mints agent ids (nil: "subagent-" + 8 random hex digits).
 	NewID func() string
 }
 
 // Tool is the delegate tool. It runs one subagent at a time.
 type Tool struct {
-	cfg  Config
-	busy atomic.Bool
-	now  func() time.Time
+	cfg    Config
+	parent atomic.Pointer[parentRef]
+	busy   atomic.Bool
+	now    func() time.Time
 }
 
 var (
@@ -118,7 +104,9 @@ func NewTool(cfg Config) *Tool {
 	if cfg.NewID == nil {
 		cfg.NewID = randomID
 	}
-	return &Tool{cfg: cfg, now: time.Now}
+	t := &Tool{cfg: cfg, now: time.Now}
+	t.SetParent(cfg.Parent)
+	return t
 }
 
 func randomID() string {
@@ -176,7 +164,7 @@ func (t *Tool) Run(ctx context.Context, inv tools.Invocation, raw json.RawMessag
 	if err := a.validate(); err != nil {
 		return tools.CodedErrorResult("invalid_arguments", "delegate: %v", err), nil
 	}
-	if t.cfg.Provider == nil || t.cfg.Registry == nil || t.cfg.Registry() == nil {
+	if p := t.parentNow(); t.cfg.Provider == nil || p == nil || p.Registry() == nil {
 		return t.result(failedResult(nil, CodeUnavailable, "Delegation is not available in this session.",
 			"no provider or tool registry is configured for subagents")), nil
 	}
@@ -259,23 +247,16 @@ type outcome struct {
 // returns promptly when ctx is cancelled; the busy flag is released only when
 // the loop goroutine has really ended.
 func (t *Tool) run(ctx context.Context, id tools.Identity, fork Fork, timeout time.Duration) tools.Result {
-	reg := t.cfg.Registry()
-	mon := newMonitor(id.AgentID, t.now, t.cfg.Status, t.cfg.Usage, t.Name())
+	parent := t.parentNow()
+	reg := parent.Registry()
+	mon := newMonitor(id.AgentID, t.now, parent.SubagentStatus, parent.AddSubagentUsage, t.Name())
 	if fork.Bootstrap.ContextMode == ContextForked {
 		mon.set(PhaseStarting, fmt.Sprintf("forked %d messages", fork.Bootstrap.ForkedMessageCount))
 	} else {
 		mon.set(PhaseStarting, "no parent messages to fork")
 	}
-	reasoning := ""
-	if t.cfg.Reasoning != nil {
-		reasoning = t.cfg.Reasoning()
-	}
-	model := t.cfg.Model
-	if t.cfg.CurrentModel != nil {
-		model = t.cfg.CurrentModel()
-	}
 	loop := &agent.Loop{
-		Provider: t.cfg.Provider, Registry: reg, Model: model, Reasoning: reasoning,
+		Provider: t.cfg.Provider, Registry: reg, Model: parent.Model(), Reasoning: parent.Reasoning(),
 		MaxIterations: t.cfg.MaxIterations,
 		Invocation: tools.Invocation{
 			Identity:        id,
@@ -283,9 +264,7 @@ func (t *Tool) run(ctx context.Context, id tools.Identity, fork Fork, timeout ti
 		},
 		Observer: mon,
 	}
-	if t.cfg.AfterTool != nil {
-		loop.AfterTool = t.cfg.AfterTool(fork.Messages)
-	}
+	loop.AfterTool = parent.SubagentHook(fork.Messages)
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 

@@ -30,9 +30,9 @@ func TestDelegateOnTheWire(t *testing.T) {
 	prov := openrouter.New(openrouter.Config{BaseURL: srv.URL(), APIKey: "test-key", MaxRetries: -1})
 	var usage []agent.Usage
 	var reg *tools.Registry
-	dt := NewTool(Config{Provider: prov, Registry: func() *tools.Registry { return reg }, Model: "test/model",
-		Reasoning: func() string { return "low" }, Usage: func(u agent.Usage) { usage = append(usage, u) },
-		NewID: func() string { return "subagent-wire01" }})
+	dt := NewTool(Config{Provider: prov, NewID: func() string { return "subagent-wire01" }})
+	dt.SetParent(&testParent{reg: func() *tools.Registry { return reg }, model: "test/model", reasoning: "low",
+		usage: func(u agent.Usage) { usage = append(usage, u) }})
 	reg, err = tools.NewRegistry(append(files.Tools(ws), dt)...)
 	require.NoError(t, err)
 

@@ -1,6 +1,7 @@
 // Package nvim is the Neovim side of Fido's Go host: the msgpack-RPC host and
-// its handlers, the agent.UI implementation, pure layout math, and the
-// test harnesses: a headless Neovim (nvimtest) and the real TUI in tmux
+// its handlers, the front end for the agent core (agent.Screen,
+// tools.Prompter, agent.EditorSurface), pure layout math, and the test
+// harnesses: a headless Neovim (nvimtest) and the real TUI in tmux
 // (tuitest).
 //
 // The renderer (UI) keeps its state per surface: the Transcript (the

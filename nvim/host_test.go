@@ -169,8 +169,8 @@ func TestSubmitStreamsIntoTranscriptAndStatus(t *testing.T) {
 		for i := 0; i < 200; i++ {
 			ui.Reasoning("r")
 		}
-		ui.ToolCall("c1", "read_file", "main.go 1–40")
-		ui.ToolResult("c1", "read_file", "40 lines", false)
+		ui.ToolCall(agent.ToolCallInfo{ID: "c1", Name: "read_file", Summary: "main.go 1–40"})
+		ui.ToolResult(agent.ToolResultInfo{ID: "c1", Name: "read_file", Summary: "40 lines"})
 		ui.SetState(agent.StateStreaming)
 		for _, d := range []string{"It ", "prints\n", "hello."} {
 			ui.Content(d)

@@ -14,6 +14,7 @@ import (
 	"github.com/neovim/go-client/msgpack"
 
 	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/agent/conversation"
 	"github.com/fido-nvim/fido/agent/llmtest"
 	"github.com/fido-nvim/fido/agent/openrouter"
 	"github.com/fido-nvim/fido/tools/secret"
@@ -54,9 +55,9 @@ func BenchmarkHostTurnBurst(b *testing.B) {
 		u := newUI(send, nil, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		go u.flusher.run(ctx)
-		cs := agent.NewConversationStore(dir)
+		cs := conversation.NewStore(dir)
 		cs.Scrub = secret.Redact
-		s, err := agent.NewSession(agent.SessionConfig{Provider: p, UI: u, Model: "bench/model",
+		s, err := agent.NewSession(agent.SessionConfig{Provider: p, Screen: u, Prompter: u, Editor: u, Model: "bench/model",
 			SystemPrompt: func() string { return "You are a bench." }, Conversations: cs})
 		if err != nil {
 			b.Fatal(err)

@@ -10,7 +10,7 @@ import (
 // picker that follows still asks, so a late preview loses nothing.
 const showEditTimeout = 2 * time.Second
 
-// ShowEdit implements agent.UI: the proposed change as a unified diff in a
+// ShowEdit implements agent.EditorSurface: the proposed change as a unified diff in a
 // float (filetype diff) while the review picker asks; an empty diff closes
 // it. It waits (bounded) until Neovim has scheduled it, so the preview is up
 // before the picker opens; the RPC loop never waits.
@@ -60,7 +60,7 @@ type reviewViewMsg struct {
 	Refresh bool             `msgpack:"refresh"`
 }
 
-// OpenReview implements agent.UI: the review tab (quickfix list of hunks,
+// OpenReview implements agent.EditorSurface: the review tab (quickfix list of hunks,
 // each file beside its before-state in diff mode).
 func (u *UI) OpenReview(v agent.ReviewView) {
 	if u.prompts == nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/ask"
 )
 
 // Batch is what one flush sends to require("fido.bridge").apply: each
@@ -83,7 +84,9 @@ func (r *inputRequests) take(b *Batch) {
 	b.Quit, r.quit = r.quit, false
 }
 
-// UI implements agent.UI for Neovim. Its state is kept per surface (the
+// UI is Neovim's front end for the agent core: an agent.Screen, a
+// tools.Prompter (and tools.Asker), the expert asker and the
+// agent.EditorSurface. Its state is kept per surface (the
 // transcript, the status, the plan float, the subagent bar, the input's
 // requests), each knowing what changed since the last batch; one mutex
 // guards them all. Every change wakes the flusher, which sends at most one
@@ -168,10 +171,10 @@ func (u *UI) startLayout(dims EditorDims, opts PlanOptions, autoShowPlan bool) {
 	u.update(func() { u.plan.configure(dims, opts, autoShowPlan) })
 }
 
-// Info implements agent.UI.
+// Info implements agent.Screen.
 func (u *UI) Info(i agent.SessionInfo) { u.update(func() { u.status.info(i) }) }
 
-// SetState implements agent.UI. The state going back to idle ends a turn
+// SetState implements agent.Screen. The state going back to idle ends a turn
 // (a /compact too): FidoTurnDone is recorded here, where every state change
 // arrives, not inferred later from the coalesced snapshots Lua receives.
 func (u *UI) SetState(s agent.TurnState) {
@@ -187,37 +190,37 @@ func (u *UI) SetState(s agent.TurnState) {
 	})
 }
 
-// UserText implements agent.UI.
+// UserText implements agent.Screen.
 func (u *UI) UserText(text string) { u.update(func() { u.transcript.User(text) }) }
 
-// Reasoning implements agent.UI.
+// Reasoning implements agent.Screen.
 func (u *UI) Reasoning(delta string) { u.update(func() { u.transcript.Reasoning(delta) }) }
 
-// Content implements agent.UI.
+// Content implements agent.Screen.
 func (u *UI) Content(delta string) { u.update(func() { u.transcript.Content(delta) }) }
 
-// ToolCall implements agent.UI.
-func (u *UI) ToolCall(id, name, summary string) {
-	u.update(func() { u.transcript.ToolCall(id, name, summary) })
+// ToolCall implements agent.Screen: the call's one line.
+func (u *UI) ToolCall(c agent.ToolCallInfo) {
+	u.update(func() { u.transcript.ToolCall(c.ID, c.Name, c.Summary) })
 }
 
-// ToolResult implements agent.UI.
-func (u *UI) ToolResult(id, name, summary string, isError bool) {
-	u.update(func() { u.transcript.ToolResult(id, name, summary, isError) })
+// ToolResult implements agent.Screen: it completes the call's line.
+func (u *UI) ToolResult(r agent.ToolResultInfo) {
+	u.update(func() { u.transcript.ToolResult(r.ID, r.Name, r.Summary, r.IsError) })
 }
 
-// Error implements agent.UI.
+// Error implements agent.Screen.
 func (u *UI) Error(msg string) { u.update(func() { u.transcript.Error(msg) }) }
 
-// Notice implements agent.UI.
+// Notice implements agent.Screen.
 func (u *UI) Notice(msg string) { u.update(func() { u.transcript.Notice(msg) }) }
 
-// Usage implements agent.UI.
+// Usage implements agent.Screen.
 func (u *UI) Usage(total, subagent agent.Usage) {
 	u.update(func() { u.status.usage(total, subagent) })
 }
 
-// Plan implements agent.UI; every call is one FidoPlanUpdated.
+// Plan implements agent.Screen; every call is one FidoPlanUpdated.
 func (u *UI) Plan(p *plan.Plan) {
 	u.update(func() {
 		u.plan.set(p)
@@ -225,7 +228,7 @@ func (u *UI) Plan(p *plan.Plan) {
 	})
 }
 
-// ShowPlan implements agent.UI.
+// ShowPlan implements agent.EditorSurface.
 func (u *UI) ShowPlan(focus bool) { u.update(func() { u.plan.show(focus) }) }
 
 // planClosed records that the user closed the plan window.
@@ -237,7 +240,7 @@ func (u *UI) togglePlan() { u.update(u.plan.toggle) }
 // resized records the editor size (the plan float is laid out from it).
 func (u *UI) resized(d EditorDims) { u.update(func() { u.plan.resized(d) }) }
 
-// Subagent implements agent.UI.
+// Subagent implements agent.Screen.
 func (u *UI) Subagent(s *agent.SubagentStatus) {
 	u.update(func() {
 		u.activity.set(s)
@@ -245,13 +248,14 @@ func (u *UI) Subagent(s *agent.SubagentStatus) {
 	})
 }
 
-// Quit closes Fido's windows (for /quit); the conversation stays.
+// Quit implements agent.EditorSurface: it closes Fido's windows (for
+// /quit); the conversation stays.
 func (u *UI) Quit() { u.update(func() { u.input.quit = true }) }
 
-// RestoreDraft implements agent.UI.
+// RestoreDraft implements agent.EditorSurface.
 func (u *UI) RestoreDraft(text string) { u.update(func() { u.input.draft = &text }) }
 
-// Notify implements agent.UI.
+// Notify implements agent.Screen.
 func (u *UI) Notify(msg string, level agent.Level) {
 	if u.prompts != nil {
 		u.prompts.notify(msg, level)
@@ -273,7 +277,7 @@ func (u *UI) MCPState(lines, failed []string) {
 	go func() { _ = u.prompts.exec(`require("fido.mcp").set_state(...)`, lines, failed) }()
 }
 
-// Select implements agent.UI.
+// Select implements tools.Prompter.
 func (u *UI) Select(ctx context.Context, prompt string, items []string) (int, error) {
 	if u.prompts == nil {
 		return -1, errors.New("fido: no editor connection")
@@ -294,7 +298,7 @@ func (u *UI) Ask(ctx context.Context, q tools.Question) (int, error) {
 	return u.prompts.question(ctx, q)
 }
 
-// Input implements agent.UI.
+// Input implements tools.Prompter.
 func (u *UI) Input(ctx context.Context, prompt, def string) (string, bool, error) {
 	if u.prompts == nil {
 		return "", false, errors.New("fido: no editor connection")
@@ -321,6 +325,10 @@ func (u *UI) Status() Status {
 }
 
 var (
-	_ agent.UI    = (*UI)(nil)
-	_ tools.Asker = (*UI)(nil)
+	_ agent.Screen            = (*UI)(nil)
+	_ agent.EditorSurface     = (*UI)(nil)
+	_ agent.PermissionsEditor = (*UI)(nil)
+	_ tools.Prompter          = (*UI)(nil)
+	_ tools.Asker             = (*UI)(nil)
+	_ ask.ExpertAsker         = (*UI)(nil)
 )

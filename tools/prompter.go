@@ -5,7 +5,7 @@ import (
 	"errors"
 )
 
-// Prompter asks the user something through the editor. agent.UI satisfies it
+// Prompter asks the user something through the editor. nvim.UI implements it
 // (the Neovim host implements it with vim.ui.select and vim.ui.input); it is
 // defined here so package tools does not import agent.
 type Prompter interface {

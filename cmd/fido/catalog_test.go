@@ -22,9 +22,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// quietUI is an agent.UI that shows nothing: enough for building a backend
-// without Neovim. A method not listed here panics when called.
-type quietUI struct{ agent.UI }
+// quietUI is a headless front end that shows nothing: enough for building
+// a backend without Neovim. A method not listed here panics when called.
+type quietUI struct{ frontEnd }
 
 func (quietUI) Info(agent.SessionInfo)         {}
 func (quietUI) SetState(agent.TurnState)       {}
@@ -48,10 +48,10 @@ func builtinRegistry(t *testing.T) *tools.Registry {
 	}
 	cfg := agent.Config{Model: "test/model", APIKey: "test-key", BaseURL: "http://127.0.0.1:9", ContextTokens: 100000,
 		StateRoot: t.TempDir(), ConfigDir: filepath.Join(configHome, "fido")}
-	b, err := newBackend(cfg, t.TempDir(), getenv, quietUI{}, nil, log.New(io.Discard, "", 0))
+	b, err := (&builder{cfg: cfg, root: t.TempDir(), getenv: getenv, logger: log.New(io.Discard, "", 0), front: quietUI{}}).build()
 	require.NoError(t, err)
 	t.Cleanup(b.Close)
-	return b.(*backend).Registry()
+	return b.Registry()
 }
 
 // specBytes encodes specs without HTML escaping, so the golden file shows

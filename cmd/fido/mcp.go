@@ -52,7 +52,7 @@ func mcpOptions(root string, readProject mcp.Reader, getenv func(string) string)
 // newMCP builds the MCP manager and starts its servers (in the background).
 // load reads the servers' configuration again (for /mcp reload), reporting
 // its problems as at start.
-func newMCP(root string, readProject mcp.Reader, stateDir string, getenv func(string) string, ui agent.UI, logger *log.Logger, rules *permission.Store) (m *mcp.Manager, load func() []mcp.ServerConfig) {
+func newMCP(root string, readProject mcp.Reader, stateDir string, getenv func(string) string, ui frontEnd, logger *log.Logger, rules *permission.Store) (m *mcp.Manager, load func() []mcp.ServerConfig) {
 	read := func() mcp.Options {
 		opts, problems := mcpOptions(root, readProject, getenv)
 		for _, p := range problems {
@@ -94,27 +94,41 @@ func newMCP(root string, readProject mcp.Reader, stateDir string, getenv func(st
 }
 
 // mcpCommands are /mcp, /mcp reload, /mcp trust reset and the servers'
-// prompts as /mcp:<server>:<prompt> args.
+// prompts as /mcp:<server>:<prompt> args: rows of the session's command
+// table, all run on their own goroutine.
 type mcpCommands struct {
-	m       *mcp.Manager
-	ui      agent.UI
-	session func() *agent.Session
+	m      *mcp.Manager
+	screen agent.Screen
+	// session is what the commands act on, set once it exists.
+	session mcpSession
 	// load reads the configuration again (/mcp reload).
 	load func() []mcp.ServerConfig
 }
 
-func (c *mcpCommands) Commands() []agent.Command {
-	out := []agent.Command{
-		{Name: "/mcp", Args: "[reload|trust reset]", Help: "MCP servers and their state; reload restarts them from the configuration as it is now and takes their tools into this conversation; trust reset forgets the .mcp.json trust answers"},
+// mcpSession is what the MCP commands need of the session.
+type mcpSession interface {
+	Submit(text string)
+	Busy() bool
+	ResetTools()
+}
+
+// Commands implements agent.CommandSet: /mcp, every prompt a server
+// offers now, and a prefix row for a prompt not listed yet.
+func (c *mcpCommands) Commands() []agent.SlashCommand {
+	out := []agent.SlashCommand{
+		{Command: agent.Command{Name: "/mcp", Args: "[reload|trust reset]", Help: "MCP servers and their state; reload restarts them from the configuration as it is now and takes their tools into this conversation; trust reset forgets the .mcp.json trust answers"},
+			Async: true, Run: c.Run},
 	}
 	for _, p := range c.m.Prompts() {
 		args := ""
 		for _, a := range p.Args {
 			args += " <" + a + ">"
 		}
-		out = append(out, agent.Command{Name: p.Command(), Args: strings.TrimSpace(args), Help: oneLineHelp(p.Description)})
+		out = append(out, agent.SlashCommand{Command: agent.Command{Name: p.Command(), Args: strings.TrimSpace(args), Help: oneLineHelp(p.Description)},
+			Async: true, Run: c.Run})
 	}
-	return out
+	// A prompt not listed (yet) is still the servers' to answer.
+	return append(out, agent.SlashCommand{Command: agent.Command{Name: mcp.PromptCommandPrefix}, Prefix: true, Async: true, Run: c.Run})
 }
 
 func oneLineHelp(s string) string {
@@ -128,27 +142,24 @@ func oneLineHelp(s string) string {
 	return s
 }
 
-func (c *mcpCommands) Handles(name string) bool {
-	return name == "/mcp" || strings.HasPrefix(name, mcp.PromptCommandPrefix)
-}
-
+// Run runs /mcp [arg] and the prompt commands.
 func (c *mcpCommands) Run(name, arg string) {
 	if strings.HasPrefix(name, mcp.PromptCommandPrefix) {
 		text, err := c.m.GetPrompt(context.Background(), name, strings.Fields(arg))
 		if err != nil {
-			c.ui.Error(err.Error())
+			c.screen.Error(err.Error())
 			return
 		}
-		c.session().Submit(text)
+		c.session.Submit(text)
 		return
 	}
 	switch arg {
 	case "":
-		c.ui.Notice("MCP servers:\n  " + strings.Join(c.m.StatusLines(), "\n  "))
+		c.screen.Notice("MCP servers:\n  " + strings.Join(c.m.StatusLines(), "\n  "))
 	case "reload":
-		s := c.session()
+		s := c.session
 		if s.Busy() {
-			c.ui.Error("/mcp reload: a turn is running; cancel it first")
+			c.screen.Error("/mcp reload: a turn is running; cancel it first")
 			return
 		}
 		if c.load != nil {
@@ -157,14 +168,14 @@ func (c *mcpCommands) Run(name, arg string) {
 			c.m.Reload(c.load())
 		}
 		s.ResetTools()
-		c.ui.Notice("MCP servers restarted from the configuration as it is now; their tools are taken again at the next request (the tool list changes, so the cached prompt prefix starts over)")
+		c.screen.Notice("MCP servers restarted from the configuration as it is now; their tools are taken again at the next request (the tool list changes, so the cached prompt prefix starts over)")
 	case "trust reset":
 		if err := c.m.ResetTrust(); err != nil {
-			c.ui.Error("/mcp trust reset: " + err.Error())
+			c.screen.Error("/mcp trust reset: " + err.Error())
 			return
 		}
-		c.ui.Notice("the trust answer for this workspace's .mcp.json is forgotten; Fido asks again at its next start")
+		c.screen.Notice("the trust answer for this workspace's .mcp.json is forgotten; Fido asks again at its next start")
 	default:
-		c.ui.Error(fmt.Sprintf("/mcp: unknown argument %q (use /mcp, /mcp reload or /mcp trust reset)", arg))
+		c.screen.Error(fmt.Sprintf("/mcp: unknown argument %q (use /mcp, /mcp reload or /mcp trust reset)", arg))
 	}
 }

@@ -60,10 +60,17 @@ func TestMCPTrustResetCommand(t *testing.T) {
 	require.Equal(t, mcp.StateNeverTrust, state0(m), "the answer is kept for the workspace")
 	assert.Zero(t, ui.askedCount())
 
-	cmds := &mcpCommands{m: m, ui: ui, session: func() *agent.Session { return nil }}
-	require.True(t, cmds.Handles("/mcp"))
-	cmds.Run("/mcp", "trust reset")
-	cmds.Run("/mcp", "trust")
+	cmds := &mcpCommands{m: m, screen: ui}
+	var row agent.SlashCommand
+	for _, c := range cmds.Commands() {
+		if c.Name == "/mcp" {
+			row = c
+		}
+	}
+	require.NotNil(t, row.Run, "/mcp is a row of the command table")
+	assert.True(t, row.Async, "/mcp runs on its own goroutine")
+	row.Run("/mcp", "trust reset")
+	row.Run("/mcp", "trust")
 	assert.Equal(t, []string{
 		"notice the trust answer for this workspace's .mcp.json is forgotten; Fido asks again at its next start",
 		fmt.Sprintf("error /mcp: unknown argument %q (use /mcp, /mcp reload or /mcp trust reset)", "trust"),

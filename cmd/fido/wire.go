@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/agent/conversation"
 	"github.com/fido-nvim/fido/agent/openrouter"
 	"github.com/fido-nvim/fido/delegate"
 	"github.com/fido-nvim/fido/nvim"
@@ -18,6 +19,7 @@ import (
 	"github.com/fido-nvim/fido/tools/files"
 	"github.com/fido-nvim/fido/tools/js"
 	"github.com/fido-nvim/fido/tools/lsp"
+	"github.com/fido-nvim/fido/tools/mcp"
 	"github.com/fido-nvim/fido/tools/permission"
 	"github.com/fido-nvim/fido/tools/secret"
 	"github.com/fido-nvim/fido/tools/shell"
@@ -25,9 +27,8 @@ import (
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
-// serveRPC is the composition root: it serves Neovim on stdio and, once the
-// connection is up, builds the workspace tools, the plan store, the delegate
-// tool, the provider and the session.
+// serveRPC serves Neovim on stdio and, once the connection is up, builds
+// Fido's core for it (builder) with Neovim as the front end.
 func serveRPC(ctx context.Context, root string, getenv func(string) string) error {
 	rpcOut := nvim.ProtectStdout()
 	// The log and panic stacks go to stderr (fido.log), keys redacted.
@@ -45,110 +46,181 @@ func serveRPC(ctx context.Context, root string, getenv func(string) string) erro
 		Out:  rpcOut,
 		Logf: logger.Printf,
 		NewBackend: func(ui *nvim.UI, editor tools.Editor) (nvim.Backend, error) {
-			b, err := newBackend(cfg, root, getenv, ui, editor, logger)
+			b := &builder{cfg: cfg, root: root, getenv: getenv, logger: logger, front: ui, surface: ui, editor: editor}
+			core, err := b.build()
 			for _, p := range keyProblems {
 				ui.Error(p)
 			}
-			return b, err
+			if err != nil {
+				return nil, err
+			}
+			return core, nil
 		},
 	})
 }
 
-func newBackend(cfg agent.Config, root string, getenv func(string) string, ui agent.UI, editor tools.Editor, logger *log.Logger) (nvim.Backend, error) {
-	stateDir := cfg.WorkspaceStateDir(root)
-	if err := os.MkdirAll(stateDir, 0o755); err != nil {
-		return nil, fmt.Errorf("state dir: %w", err)
+// frontEnd is what every front end gives the core: a screen, a prompter
+// for questions and approvals, and an expert asker (ask_an_expert).
+type frontEnd interface {
+	agent.Screen
+	tools.Prompter
+	ask.ExpertAsker
+}
+
+// builder is the composition root: it assembles one Fido core for a front
+// end in three steps, each filling its part: openState (the workspace and
+// its state directory: undo log, plan, command rules), buildTools (the
+// provider and the tool registry, MCP servers included) and
+// configureSession (the session with its instructions, commands and
+// conversations). Neovim's host uses it with nvim.UI; a headless front end
+// (`fido acp`, the catalog test) leaves surface and editor nil.
+type builder struct {
+	cfg    agent.Config
+	root   string
+	getenv func(string) string
+	logger *log.Logger
+	front  frontEnd
+	// surface is the editor's own surface (windows, input); editor its
+	// buffers and language servers. Both nil: headless.
+	surface agent.EditorSurface
+	editor  tools.Editor
+
+	// openState
+	stateDir string
+	undo     *workspace.UndoLog
+	ws       *workspace.Workspace
+	plans    *plan.Store
+	perms    *permission.Store
+	// buildTools
+	provider *openrouter.Provider
+	registry *tools.Registry
+	delegate *delegate.Tool
+	mcp      *mcp.Manager
+	loadMCP  func() []mcp.ServerConfig
+}
+
+// build runs the three steps; the core it returns ends the MCP servers
+// with the session.
+func (b *builder) build() (*backend, error) {
+	if err := b.openState(); err != nil {
+		return nil, err
 	}
-	undo, err := workspace.OpenUndoLog(filepath.Join(stateDir, "undo.json"))
+	if err := b.buildTools(); err != nil {
+		return nil, err
+	}
+	session, err := b.configureSession()
+	if err != nil {
+		b.mcp.Close()
+		return nil, err
+	}
+	return &backend{Session: session, mcp: b.mcp}, nil
+}
+
+// openState opens the workspace and its state: the state directory, the
+// undo log, the sandbox, the plan store and the command rules.
+func (b *builder) openState() error {
+	b.stateDir = b.cfg.WorkspaceStateDir(b.root)
+	if err := os.MkdirAll(b.stateDir, 0o755); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	undo, err := workspace.OpenUndoLog(filepath.Join(b.stateDir, "undo.json"))
 	if err != nil {
 		if undo == nil {
-			return nil, err
+			return err
 		}
-		ui.Notify(err.Error(), agent.LevelWarn)
+		b.front.Notify(err.Error(), agent.LevelWarn)
 	}
-	ws, err := workspace.New(root, editor, undo)
-	if err != nil {
-		return nil, err
+	b.undo = undo
+	if b.ws, err = workspace.New(b.root, b.editor, undo); err != nil {
+		return err
 	}
 	// A skipped ignore file changes what the model sees (its ignored files
 	// show up), so the user hears of it once, besides the log.
-	ws.Sandbox.Logf = func(format string, args ...any) {
+	b.ws.Sandbox.Logf = func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
-		logger.Print(msg)
-		ui.Notify("Fido "+msg+"; Fido reads only regular files inside the workspace", agent.LevelWarn)
+		b.logger.Print(msg)
+		b.front.Notify("Fido "+msg+"; Fido reads only regular files inside the workspace", agent.LevelWarn)
 	}
-	store, notice, err := plan.OpenStore(filepath.Join(stateDir, "plan.json"))
+	store, notice, err := plan.OpenStore(filepath.Join(b.stateDir, "plan.json"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if notice != "" {
-		ui.Notify(notice, agent.LevelWarn)
+		b.front.Notify(notice, agent.LevelWarn)
 	}
-	for _, w := range cfg.Warnings {
-		ui.Notify("Fido: "+w, agent.LevelWarn)
+	b.plans = store
+	for _, w := range b.cfg.Warnings {
+		b.front.Notify("Fido: "+w, agent.LevelWarn)
 	}
-	// A slow stream is read once per flush of the screen, not once per piece.
-	provider := openrouter.New(openrouter.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, IdleTimeout: cfg.IdleTimeout,
-		ReadPace: nvim.FlushInterval})
+	perms, notice := permission.OpenStore(filepath.Join(b.stateDir, "permissions.json"), b.cfg.Permissions)
+	if notice != "" {
+		b.front.Notify("Fido: "+notice, agent.LevelWarn)
+	}
+	b.perms = perms
+	return nil
+}
 
-	var registry *tools.Registry
-	var session *agent.Session
-	updatePlan := plan.NewUpdateTool(store, func(p plan.Plan) { ui.Plan(&p) })
-	delegateTool := delegate.NewTool(delegate.Config{
-		Provider: provider,
-		Registry: func() *tools.Registry { return session.Registry() },
-		Model:    cfg.Model,
-		// The parent's model after /model; nested AGENTS.md as the parent gets them.
-		CurrentModel: func() string { return session.Model() },
-		AfterTool: func(fork []agent.Message) func(agent.ToolCall, tools.Result) tools.Result {
-			return agent.NestedHook(ws.Sandbox.ReadOwnFile, fork)
-		},
-		Reasoning: func() string { return session.Reasoning() },
-		Status:    func(st *agent.SubagentStatus) { session.SubagentStatus(st) },
-		Usage:     func(u agent.Usage) { session.AddSubagentUsage(u) },
-	})
-	all := append(files.Tools(ws), updatePlan, delegateTool, ask.NewAskExpertTool(ui))
-	all = append(all, web.NewTools(web.Config{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
-	jsTool := js.NewJSTool(ws, ui)
+// buildTools makes the provider and the registry: the workspace tools, the
+// plan, the delegate (attached to the session once it exists), the ask
+// tools, web, JavaScript, the shell and the LSP tools, then starts the MCP
+// servers, whose tools join each conversation's catalog.
+func (b *builder) buildTools() error {
+	ws, front := b.ws, b.front
+	// A slow stream is read once per flush of the screen, not once per piece.
+	b.provider = openrouter.New(openrouter.Config{BaseURL: b.cfg.BaseURL, APIKey: b.cfg.APIKey, IdleTimeout: b.cfg.IdleTimeout,
+		ReadPace: nvim.FlushInterval})
+	updatePlan := plan.NewUpdateTool(b.plans, func(p plan.Plan) { front.Plan(&p) })
+	b.delegate = delegate.NewTool(delegate.Config{Provider: b.provider})
+	all := append(files.Tools(ws), updatePlan, b.delegate, ask.NewAskExpertTool(front))
+	all = append(all, web.NewTools(web.Config{BaseURL: b.cfg.TavilyURL, APIKey: b.cfg.TavilyKey})...)
+	jsTool := js.NewJSTool(ws, front)
 	jsTool.Prewarm() // its worker process starts now, not during the first call
-	perms, notice := permission.OpenStore(filepath.Join(stateDir, "permissions.json"), cfg.Permissions)
-	if notice != "" {
-		ui.Notify("Fido: "+notice, agent.LevelWarn)
-	}
 	// One rule set decides commands, JS network access and MCP tools.
-	jsTool.WithPermissions(perms)
-	all = append(all, shell.NewBashTool(ws, ui).WithPermissions(perms), ask.NewAskUserTool(ui), jsTool)
+	jsTool.WithPermissions(b.perms)
+	all = append(all, shell.NewBashTool(ws, front).WithPermissions(b.perms), ask.NewAskUserTool(front), jsTool)
 	all = append(all, lsp.Tools(ws)...)
-	registry, err = tools.NewRegistry(all...)
+	registry, err := tools.NewRegistry(all...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Edits report the LSP diagnostics they introduced (Neovim's vim.lsp).
 	if err := registry.Intercept("patch", lsp.PatchDiagnostics(ws)); err != nil {
-		return nil, err
+		return err
 	}
 	if err := registry.Intercept("bash_exec", lsp.BashDiagnostics(ws)); err != nil {
-		return nil, err
+		return err
 	}
+	b.registry = registry
 	// .mcp.json is read as Fido reads its own files: a regular file inside
 	// the workspace, never a FIFO or a device, at most mcp.MaxConfigFile.
 	readProject := func(name string, limit int64) ([]byte, error) { return confined.ReadFile(ws.Sandbox.FS(), name, limit) }
-	servers, loadMCP := newMCP(ws.Root, readProject, stateDir, getenv, ui, logger, perms)
+	b.mcp, b.loadMCP = newMCP(ws.Root, readProject, b.stateDir, b.getenv, front, b.logger, b.perms)
+	return nil
+}
+
+// configureSession makes the session over what the steps before built,
+// attaches the delegate tool and the MCP commands to it, and sizes the
+// context budget from the model list.
+func (b *builder) configureSession() (*agent.Session, error) {
+	cfg, ws, front, logger := b.cfg, b.ws, b.front, b.logger
 	listing := files.ListRoot(ws, 40)
 	// The Markdown commands are indexed (and capped): completion answers
 	// from the index and never waits for a scan of a huge folder.
 	userCommands := agent.NewCommandIndex(userCommandDirs(ws, cfg.ConfigDir), agent.Commands)
-	userCommands.Notify = func(msg string) { ui.Notify(msg, agent.LevelWarn) }
+	userCommands.Notify = func(msg string) { front.Notify(msg, agent.LevelWarn) }
 	userCommands.Refresh()
-	names := registry.Names()
+	names := b.registry.Names()
 	missing := ""
 	if cfg.APIKey == "" {
 		missing = agent.MissingKeyMessage
 	}
-	session, err = agent.NewSession(agent.SessionConfig{
-		Provider:  provider,
-		Registry:  registry,
-		UI:        ui,
+	mcpCmds := &mcpCommands{m: b.mcp, screen: front, load: b.loadMCP}
+	session, err := agent.NewSession(agent.SessionConfig{
+		Provider:  b.provider,
+		Registry:  b.registry,
+		Screen:    front,
+		Prompter:  front,
+		Editor:    b.surface,
 		Model:     cfg.Model,
 		Reasoning: cfg.Reasoning,
 		Edits:     cfg.Edits,
@@ -164,15 +236,15 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		},
 		UserCommands:    userCommands.List,
 		UserCommand:     userCommands.Find,
-		Plans:           store,
+		Plans:           b.plans,
 		Workspace:       ws,
-		SuspendDir:      filepath.Join(stateDir, "suspends"),
-		Undo:            func(n int) []string { return undoLines(undo, n) },
+		SuspendDir:      filepath.Join(b.stateDir, "suspends"),
+		Undo:            func(n int) []string { return undoLines(b.undo, n) },
 		UndoRevert:      ws.RevertLast,
 		ContextBudget:   cfg.ContextTokens,
-		Conversations:   conversationStore(stateDir),
-		Permissions:     perms,
-		Models:          provider.Models,
+		Conversations:   conversationStore(b.stateDir),
+		Permissions:     b.perms,
+		Models:          b.provider.Models,
 		PreferredModels: cfg.PreferredModels,
 		FixedBudget:     cfg.ContextTokens > 0,
 		// A subdirectory's AGENTS.md joins the first tool result that
@@ -180,15 +252,16 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		NestedInstructions: ws.Sandbox.ReadOwnFile,
 		Resume:             cfg.Resume,
 		MissingKey:         missing,
-		Catalog:            servers,
-		Commands:           &mcpCommands{m: servers, ui: ui, session: func() *agent.Session { return session }, load: loadMCP},
+		Catalog:            b.mcp,
+		Commands:           mcpCmds,
 	})
 	if err != nil {
-		servers.Close()
 		return nil, err
 	}
+	b.delegate.SetParent(session)
+	mcpCmds.session = session
 	if missing != "" {
-		ui.Error(missing)
+		front.Error(missing)
 	} else if cfg.ContextTokens == 0 {
 		// Size the context budget to the model's window when the endpoint says
 		// it (3/4 of it: room for the answer and for the size estimate's error).
@@ -202,8 +275,8 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 			logger.Printf("context budget: %d tokens (%s has %d)", n*3/4, model, n)
 		}()
 	}
-	logger.Printf("session ready: root=%s model=%s state=%s tools=%v", ws.Root, cfg.Model, stateDir, names)
-	return &backend{Session: session, mcp: servers}, nil
+	logger.Printf("session ready: root=%s model=%s state=%s tools=%v", ws.Root, cfg.Model, b.stateDir, names)
+	return session, nil
 }
 
 // backend is the session plus what must end with it: the MCP servers.
@@ -220,12 +293,12 @@ func (b *backend) Close() {
 
 // conversationStore keeps the workspace's conversations; the API keys never
 // reach its files.
-func conversationStore(stateDir string) *agent.ConversationStore {
+func conversationStore(stateDir string) *conversation.Store {
 	dir := filepath.Join(stateDir, "conversations")
 	// Made now, with the rest of the state directory, rather than when the
 	// first message is saved (Create reports a failure then).
 	_ = os.MkdirAll(dir, 0o700)
-	cs := agent.NewConversationStore(dir)
+	cs := conversation.NewStore(dir)
 	cs.Scrub = secret.Redact
 	return cs
 }

@@ -1,4 +1,4 @@
-package agent
+package conversation
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func sampleTurn(i int) []Message {
 }
 
 func TestConversationRoundTrip(t *testing.T) {
-	s := NewConversationStore(t.TempDir())
+	s := NewStore(t.TempDir())
 	l, err := s.Create("", "/ws", "m/one")
 	require.NoError(t, err)
 	var want []Message
@@ -50,7 +50,7 @@ func TestConversationRoundTrip(t *testing.T) {
 }
 
 func TestConversationTornLastRecordIsIgnoredAndCut(t *testing.T) {
-	s := NewConversationStore(t.TempDir())
+	s := NewStore(t.TempDir())
 	l, err := s.Create("", "/ws", "m")
 	require.NoError(t, err)
 	require.NoError(t, l.Append(Message{Role: RoleUser, Content: "hello"}))
@@ -75,7 +75,7 @@ func TestConversationTornLastRecordIsIgnoredAndCut(t *testing.T) {
 }
 
 func TestConversationInterruptedToolCallsAreAnsweredTruthfully(t *testing.T) {
-	s := NewConversationStore(t.TempDir())
+	s := NewStore(t.TempDir())
 	l, err := s.Create("", "/ws", "m")
 	require.NoError(t, err)
 	require.NoError(t, l.Append(Message{Role: RoleUser, Content: "go"}))
@@ -100,12 +100,12 @@ func TestConversationInterruptedToolCallsAreAnsweredTruthfully(t *testing.T) {
 }
 
 func TestConversationOwnedByOneHost(t *testing.T) {
-	s := NewConversationStore(t.TempDir())
+	s := NewStore(t.TempDir())
 	l, err := s.Create("", "/ws", "m")
 	require.NoError(t, err)
 	_, _, err = s.Open(l.ID())
-	assert.ErrorIs(t, err, ErrConversationBusy)
-	assert.ErrorIs(t, s.Delete(l.ID()), ErrConversationBusy)
+	assert.ErrorIs(t, err, ErrBusy)
+	assert.ErrorIs(t, s.Delete(l.ID()), ErrBusy)
 	_, err = s.Load(l.ID())
 	assert.NoError(t, err, "browsing needs no ownership")
 	require.NoError(t, l.Close())
@@ -119,7 +119,7 @@ func TestConversationOwnedByOneHost(t *testing.T) {
 }
 
 func TestConversationReplaceLiveKeepsTheFullHistory(t *testing.T) {
-	s := NewConversationStore(t.TempDir())
+	s := NewStore(t.TempDir())
 	l, err := s.Create("", "/ws", "m")
 	require.NoError(t, err)
 	for _, m := range sampleTurn(1) {
@@ -138,7 +138,7 @@ func TestConversationReplaceLiveKeepsTheFullHistory(t *testing.T) {
 
 func TestConversationListNewestFirstAndNamesBrokenFiles(t *testing.T) {
 	dir := t.TempDir()
-	s := NewConversationStore(dir)
+	s := NewStore(dir)
 	var ids []string
 	for i := 0; i < 3; i++ {
 		l, err := s.Create("", "/ws", "m")
@@ -164,7 +164,7 @@ func TestConversationListNewestFirstAndNamesBrokenFiles(t *testing.T) {
 
 func TestConversationScrubsSecrets(t *testing.T) {
 	dir := t.TempDir()
-	s := NewConversationStore(dir)
+	s := NewStore(dir)
 	s.Scrub = func(x string) string { return strings.ReplaceAll(x, "sk-secret-123", "[redacted]") }
 	l, err := s.Create("", "/ws", "m")
 	require.NoError(t, err)
@@ -181,7 +181,7 @@ func TestConversationScrubsSecrets(t *testing.T) {
 // loads valid.
 func TestConversationSurvivesKill9(t *testing.T) {
 	if dir := os.Getenv("FIDO_CONV_CHILD"); dir != "" {
-		s := NewConversationStore(dir)
+		s := NewStore(dir)
 		l, err := s.Create("", "/ws", "m")
 		if err != nil {
 			os.Exit(3)
@@ -206,7 +206,7 @@ func TestConversationSurvivesKill9(t *testing.T) {
 		time.Sleep(time.Duration(20+round*15) * time.Millisecond)
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 		_ = cmd.Wait()
-		conv, err := NewConversationStore(dir).Load(id)
+		conv, err := NewStore(dir).Load(id)
 		require.NoError(t, err)
 		require.NotEmpty(t, conv.Messages)
 		assertStrictHistory(t, conv.Messages)
@@ -232,7 +232,7 @@ func assertStrictHistory(t *testing.T, ms []Message) {
 }
 
 func BenchmarkConversationLoad1000(b *testing.B) {
-	s := NewConversationStore(b.TempDir())
+	s := NewStore(b.TempDir())
 	l, err := s.Create("", "/ws", "m")
 	require.NoError(b, err)
 	for i := 0; i < 250; i++ {
@@ -253,7 +253,7 @@ func BenchmarkConversationLoad1000(b *testing.B) {
 // A batch's records reach the file together, in one write, when it ends;
 // a batch inside it changes nothing.
 func TestConversationBatchWritesOnce(t *testing.T) {
-	s := NewConversationStore(t.TempDir())
+	s := NewStore(t.TempDir())
 	l, err := s.Create("", "/ws", "m/one")
 	require.NoError(t, err)
 	size := func() int64 {

@@ -1,4 +1,4 @@
-package agent
+package conversation
 
 import (
 	"bufio"
@@ -31,9 +31,9 @@ import (
 //	{"t":"live","at":…,"reason":…,"ms":[…]}     the live history was replaced
 //	                                            (compaction, rewind); what came
 //	                                            before stays in the file
-
-// ConversationMeta describes one saved conversation.
-type ConversationMeta struct {
+//
+// Meta describes one saved conversation.
+type Meta struct {
 	ID      string    `json:"id"`
 	Title   string    `json:"title"`
 	Created time.Time `json:"created"`
@@ -47,9 +47,9 @@ type ConversationMeta struct {
 	Root string `json:"root,omitempty"`
 }
 
-// LoadedConversation is a conversation read back from its log.
-type LoadedConversation struct {
-	Meta ConversationMeta
+// Loaded is a conversation read back from its log.
+type Loaded struct {
+	Meta Meta
 	// Messages is the live conversation without a system message: what the
 	// next request carries after the current system prompt.
 	Messages []Message
@@ -66,40 +66,30 @@ type LoadedConversation struct {
 	Seen map[string]string
 }
 
-// ResultNote is how a tool result was shown in the transcript.
-type ResultNote struct {
-	Summary string `json:"summary,omitempty"`
-	IsError bool   `json:"error,omitempty"`
-}
-
-// ErrConversationBusy is returned when another Fido (another Neovim) owns a
-// conversation: each host writes only its own conversations.
-var ErrConversationBusy = errors.New("conversation is open in another Fido")
-
 // maxRecord bounds one record when reading; a longer line is corrupt.
 const maxRecord = 64 << 20
 
-// ConversationStore keeps a workspace's conversations in one directory.
-type ConversationStore struct {
+// Store keeps a workspace's conversations in one directory.
+type Store struct {
 	dir string
 	// Scrub, when set, is applied to every record before it is written, so
 	// secrets never reach the disk.
 	Scrub func(string) string
 }
 
-// NewConversationStore uses dir (created on first write).
-func NewConversationStore(dir string) *ConversationStore {
-	return &ConversationStore{dir: dir}
+// NewStore uses dir (created on first write).
+func NewStore(dir string) *Store {
+	return &Store{dir: dir}
 }
 
 // Dir is the store's directory.
-func (s *ConversationStore) Dir() string { return s.dir }
+func (s *Store) Dir() string { return s.dir }
 
-func (s *ConversationStore) path(id string) string {
+func (s *Store) path(id string) string {
 	return filepath.Join(s.dir, id+".jsonl")
 }
 
-// validID keeps ids to what NewConversation mints, so an id never names a
+// validID keeps ids to what NewID mints, so an id never names a
 // path outside the store.
 func validID(id string) bool {
 	if id == "" || len(id) > 64 {
@@ -113,7 +103,8 @@ func validID(id string) bool {
 	return true
 }
 
-func newConversationID(t time.Time) string {
+// NewID mints a conversation id: the time t, then random hex digits.
+func NewID(t time.Time) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
@@ -123,13 +114,13 @@ func newConversationID(t time.Time) string {
 // (locked) by this process. Its head record is written at once and made
 // durable by the fsync of the first record after it, which follows it
 // straight away (a conversation is created for its first message).
-func (s *ConversationStore) Create(id, root, model string) (*ConversationLog, error) {
+func (s *Store) Create(id, root, model string) (*Log, error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("conversation store: %w", err)
 	}
 	at := now()
 	if id == "" {
-		id = newConversationID(at)
+		id = NewID(at)
 	}
 	if !validID(id) {
 		return nil, fmt.Errorf("conversation store: invalid id %q", id)
@@ -142,7 +133,7 @@ func (s *ConversationStore) Create(id, root, model string) (*ConversationLog, er
 		f.Close()
 		return nil, err
 	}
-	l := &ConversationLog{store: s, f: f, meta: ConversationMeta{ID: id, Created: at, Updated: at, Model: model, Root: root}}
+	l := &Log{store: s, f: f, meta: Meta{ID: id, Created: at, Updated: at, Model: model, Root: root}}
 	l.mu.Lock()
 	l.unsynced = true
 	err = l.writeLocked(record{T: "head", ID: id, At: at, Root: root, Model: model})
@@ -155,8 +146,8 @@ func (s *ConversationStore) Create(id, root, model string) (*ConversationLog, er
 }
 
 // Open resumes a conversation for writing. It fails with
-// ErrConversationBusy when another host has it open.
-func (s *ConversationStore) Open(id string) (*ConversationLog, *LoadedConversation, error) {
+// ErrBusy when another host has it open.
+func (s *Store) Open(id string) (*Log, *Loaded, error) {
 	if !validID(id) {
 		return nil, nil, fmt.Errorf("no conversation %q", id)
 	}
@@ -179,12 +170,12 @@ func (s *ConversationStore) Open(id string) (*ConversationLog, *LoadedConversati
 			_ = f.Truncate(st.Size() - torn)
 		}
 	}
-	l := &ConversationLog{store: s, f: f, meta: conv.Meta, live: len(conv.Messages)}
+	l := &Log{store: s, f: f, meta: conv.Meta, live: len(conv.Messages)}
 	return l, conv, nil
 }
 
 // Load reads a conversation without taking it over (for browsing).
-func (s *ConversationStore) Load(id string) (*LoadedConversation, error) {
+func (s *Store) Load(id string) (*Loaded, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("no conversation %q", id)
 	}
@@ -202,7 +193,7 @@ func (s *ConversationStore) Load(id string) (*LoadedConversation, error) {
 
 // List returns every conversation's metadata, newest update first, and the
 // names of files it could not read.
-func (s *ConversationStore) List() ([]ConversationMeta, []string, error) {
+func (s *Store) List() ([]Meta, []string, error) {
 	ents, err := os.ReadDir(s.dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -210,7 +201,7 @@ func (s *ConversationStore) List() ([]ConversationMeta, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []ConversationMeta
+	var out []Meta
 	var bad []string
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
@@ -234,7 +225,7 @@ func (s *ConversationStore) List() ([]ConversationMeta, []string, error) {
 }
 
 // Newest is the most recently updated conversation's id, "" when none.
-func (s *ConversationStore) Newest() (string, error) {
+func (s *Store) Newest() (string, error) {
 	metas, _, err := s.List()
 	if err != nil || len(metas) == 0 {
 		return "", err
@@ -243,7 +234,7 @@ func (s *ConversationStore) Newest() (string, error) {
 }
 
 // Delete removes a conversation that no host has open.
-func (s *ConversationStore) Delete(id string) error {
+func (s *Store) Delete(id string) error {
 	if !validID(id) {
 		return fmt.Errorf("no conversation %q", id)
 	}
@@ -258,13 +249,13 @@ func (s *ConversationStore) Delete(id string) error {
 	return os.Remove(s.path(id))
 }
 
-// ConversationLog is an open conversation this process appends to. It is
+// Log is an open conversation this process appends to. It is
 // safe for concurrent use.
-type ConversationLog struct {
-	store *ConversationStore
+type Log struct {
+	store *Store
 	mu    sync.Mutex
 	f     *os.File
-	meta  ConversationMeta
+	meta  Meta
 	live  int
 	err   error
 	// batching: records wait in batch for the end of Batch.
@@ -281,10 +272,10 @@ type ConversationLog struct {
 const maxKeptBuffer = 1 << 20
 
 // ID is the conversation's id.
-func (l *ConversationLog) ID() string { return l.meta.ID }
+func (l *Log) ID() string { return l.meta.ID }
 
 // Meta is the conversation's current metadata.
-func (l *ConversationLog) Meta() ConversationMeta {
+func (l *Log) Meta() Meta {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	m := l.meta
@@ -295,10 +286,10 @@ func (l *ConversationLog) Meta() ConversationMeta {
 // Append stores one complete message (a system message is never stored: a
 // resumed conversation runs under the then-current system prompt). The
 // first user message becomes the title until Rename.
-func (l *ConversationLog) Append(m Message) error { return l.AppendResult(m, nil) }
+func (l *Log) Append(m Message) error { return l.AppendResult(m, nil) }
 
 // AppendResult is Append for a tool result with its transcript line.
-func (l *ConversationLog) AppendResult(m Message, note *ResultNote) error {
+func (l *Log) AppendResult(m Message, note *ResultNote) error {
 	if m.Role == RoleSystem {
 		return nil
 	}
@@ -320,7 +311,7 @@ func (l *ConversationLog) AppendResult(m Message, note *ResultNote) error {
 
 // ToolStarted records that a tool call began running, so an interrupted
 // call can later be reported truthfully.
-func (l *ConversationLog) ToolStarted(callID string) error {
+func (l *Log) ToolStarted(callID string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.writeLocked(record{T: "start", At: now(), Call: callID})
@@ -328,7 +319,7 @@ func (l *ConversationLog) ToolStarted(callID string) error {
 
 // SetMeta records a new title, model or cost total (empty/zero values are
 // left as they are).
-func (l *ConversationLog) SetMeta(title, model string, cost float64) error {
+func (l *Log) SetMeta(title, model string, cost float64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := record{T: "meta", At: now()}
@@ -346,7 +337,7 @@ func (l *ConversationLog) SetMeta(title, model string, cost float64) error {
 }
 
 // SetMode records the conversation's approval mode.
-func (l *ConversationLog) SetMode(mode string) error {
+func (l *Log) SetMode(mode string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.meta.Mode = mode
@@ -355,7 +346,7 @@ func (l *ConversationLog) SetMode(mode string) error {
 
 // SetSeen records what the conversation saw of each file, so a resumed
 // conversation keeps its read-before-write knowledge.
-func (l *ConversationLog) SetSeen(seen map[string]string) error {
+func (l *Log) SetSeen(seen map[string]string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if seen == nil {
@@ -367,7 +358,7 @@ func (l *ConversationLog) SetSeen(seen map[string]string) error {
 // ReplaceLive records that the live conversation is now msgs (system
 // message excluded), e.g. after compaction or a rewind. Everything appended
 // before stays in the file.
-func (l *ConversationLog) ReplaceLive(msgs []Message, reason string) error {
+func (l *Log) ReplaceLive(msgs []Message, reason string) error {
 	var kept []Message
 	for _, m := range msgs {
 		if m.Role != RoleSystem {
@@ -385,7 +376,7 @@ func (l *ConversationLog) ReplaceLive(msgs []Message, reason string) error {
 }
 
 // Close releases the conversation for other hosts.
-func (l *ConversationLog) Close() error {
+func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
@@ -399,7 +390,7 @@ func (l *ConversationLog) Close() error {
 // Batch runs f and writes the records it made with one write and one
 // fsync when it returns (at once, when a batch is already open). The
 // first error, f's or the write's, is returned.
-func (l *ConversationLog) Batch(f func() error) error {
+func (l *Log) Batch(f func() error) error {
 	l.mu.Lock()
 	if l.batching {
 		l.mu.Unlock()
@@ -425,7 +416,7 @@ func (l *ConversationLog) Batch(f func() error) error {
 // writeLocked appends one record and fsyncs it, or keeps it for the end of
 // the open batch. After a failed write the log refuses further writes, so
 // a gap never goes unnoticed.
-func (l *ConversationLog) writeLocked(r record) error {
+func (l *Log) writeLocked(r record) error {
 	if l.err != nil {
 		return l.err
 	}
@@ -461,7 +452,7 @@ func (l *ConversationLog) writeLocked(r record) error {
 }
 
 // appendLocked writes whole records and fsyncs them.
-func (l *ConversationLog) appendLocked(b []byte) error {
+func (l *Log) appendLocked(b []byte) error {
 	if l.err != nil {
 		return l.err
 	}
@@ -486,28 +477,10 @@ func (l *ConversationLog) appendLocked(b []byte) error {
 	return nil
 }
 
-// record is one line of a conversation log.
-type record struct {
-	T      string            `json:"t"`
-	At     time.Time         `json:"at"`
-	ID     string            `json:"id,omitempty"`
-	Root   string            `json:"root,omitempty"`
-	M      *Message          `json:"m,omitempty"`
-	Call   string            `json:"call,omitempty"`
-	Title  string            `json:"title,omitempty"`
-	Model  string            `json:"model,omitempty"`
-	Cost   float64           `json:"cost,omitempty"`
-	Reason string            `json:"reason,omitempty"`
-	Ms     []Message         `json:"ms,omitempty"`
-	Note   *ResultNote       `json:"note,omitempty"`
-	Seen   map[string]string `json:"seen,omitempty"`
-	Mode   string            `json:"mode,omitempty"`
-}
-
 // readConversation replays a log. torn is the size in bytes of an
 // incomplete last record (ignored).
-func readConversation(r io.Reader) (*LoadedConversation, int64, error) {
-	conv := &LoadedConversation{}
+func readConversation(r io.Reader) (*Loaded, int64, error) {
+	conv := &Loaded{}
 	started := map[string]bool{}
 	br := bufio.NewReaderSize(r, 1<<16)
 	var torn int64
@@ -555,7 +528,7 @@ func readConversation(r io.Reader) (*LoadedConversation, int64, error) {
 	return conv, torn, nil
 }
 
-func (c *LoadedConversation) apply(r record, started map[string]bool) {
+func (c *Loaded) apply(r record, started map[string]bool) {
 	if !r.At.IsZero() && r.At.After(c.Meta.Updated) {
 		c.Meta.Updated = r.At
 	}
@@ -597,7 +570,7 @@ func (c *LoadedConversation) apply(r record, started map[string]bool) {
 // repair answers every tool call that has no result (the host died while
 // it ran), saying truthfully whether the tool had started, and drops a
 // trailing result whose call is missing, so the next request is valid.
-func (c *LoadedConversation) repair(started map[string]bool) {
+func (c *Loaded) repair(started map[string]bool) {
 	answered := map[string]bool{}
 	for _, m := range c.Messages {
 		if m.Role == RoleTool {

@@ -1,4 +1,4 @@
-package agent
+package conversation
 
 import (
 	"encoding/json"

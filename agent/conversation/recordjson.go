@@ -1,7 +1,8 @@
-package agent
+package conversation
 
 import (
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -186,4 +187,28 @@ func plainWord(w uint64) bool {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	q, bs, lt, gt, am := w^('"'*lo), w^('\\'*lo), w^('<'*lo), w^('>'*lo), w^('&'*lo)
 	return (w|(w-0x20*lo)&^w|(q-lo)&^q|(bs-lo)&^bs|(lt-lo)&^lt|(gt-lo)&^gt|(am-lo)&^am)&hi == 0
+}
+
+// record is one line of a conversation log.
+type record struct {
+	T      string            `json:"t"`
+	At     time.Time         `json:"at"`
+	ID     string            `json:"id,omitempty"`
+	Root   string            `json:"root,omitempty"`
+	M      *Message          `json:"m,omitempty"`
+	Call   string            `json:"call,omitempty"`
+	Title  string            `json:"title,omitempty"`
+	Model  string            `json:"model,omitempty"`
+	Cost   float64           `json:"cost,omitempty"`
+	Reason string            `json:"reason,omitempty"`
+	Ms     []Message         `json:"ms,omitempty"`
+	Note   *ResultNote       `json:"note,omitempty"`
+	Seen   map[string]string `json:"seen,omitempty"`
+	Mode   string            `json:"mode,omitempty"`
+}
+
+// ResultNote is how a tool result was shown in the transcript.
+type ResultNote struct {
+	Summary string `json:"summary,omitempty"`
+	IsError bool   `json:"error,omitempty"`
 }

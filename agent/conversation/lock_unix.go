@@ -1,6 +1,6 @@
 //go:build unix
 
-package agent
+package conversation
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 func lockFile(f *os.File) error {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return ErrConversationBusy
+			return ErrBusy
 		}
 		return fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
