@@ -228,6 +228,26 @@ func (c *Cmd) Wait() error {
 	return err
 }
 
+// QuarantineGit moves aside a .git the command created in a workspace
+// that had none (Policy.QuarantineNewGit): a .git planted there would run
+// its hooks and configuration (core.fsmonitor, core.pager) the next time
+// anything runs git in the workspace, outside any sandbox. Call it once
+// every process of the command has ended. It returns where the .git went
+// ("" when there was none to move).
+func (c *Cmd) QuarantineGit() (string, error) {
+	if c.rules == nil || !c.rules.gitAbsent {
+		return "", nil
+	}
+	if _, err := os.Lstat(c.rules.git); err != nil {
+		return "", nil
+	}
+	to := c.rules.git + ".fido-quarantine-" + time.Now().UTC().Format("20060102T150405.000000000")
+	if err := os.Rename(c.rules.git, to); err != nil {
+		return "", fmt.Errorf("sandbox: move the .git the command created aside: %w", err)
+	}
+	return to, nil
+}
+
 // closeRuleset closes the ruleset descriptor once the helper has its own.
 func (c *Cmd) closeRuleset() {
 	if c.rulesetFD >= 0 {

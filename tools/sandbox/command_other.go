@@ -43,3 +43,6 @@ func RunHelper([]string) int {
 	fmt.Fprintln(os.Stderr, "fido sandbox-exec:", unsupported())
 	return 125
 }
+
+// QuarantineGit has nothing to move here.
+func (c *Cmd) QuarantineGit() (string, error) { return "", nil }

@@ -82,12 +82,15 @@ type ruleSet struct {
 	// a path that was missing): the rules stay valid while none changed.
 	watch []dirStamp
 
-	deny     []string // hidden paths, resolved
-	git      string   // the workspace's protected .git, resolved ("" if writable)
-	writable []string // writable roots, resolved
-	sockets  []string // Unix sockets allowed outside the writable roots
-	access   map[string]uint64
-	policy   Policy
+	deny []string // hidden paths, resolved
+	git  string   // the workspace's protected .git, resolved ("" if writable)
+	// gitAbsent: the workspace had no .git and QuarantineNewGit left the
+	// top level writable; a .git found after the command is moved aside.
+	gitAbsent bool
+	writable  []string // writable roots, resolved
+	sockets   []string // Unix sockets allowed outside the writable roots
+	access    map[string]uint64
+	policy    Policy
 }
 
 // resolve returns path with every symbolic link resolved, or ok false if
@@ -222,9 +225,13 @@ func compile(p Policy, abi int, mountNS bool) (*ruleSet, error) {
 	rs.readTree("/")
 	excluded := rs.deny
 	if rs.git != "" {
-		if _, err := os.Lstat(rs.git); err == nil && mountNS {
+		_, err := os.Lstat(rs.git)
+		switch {
+		case err == nil && mountNS:
 			rs.ROMounts = []string{rs.git}
-		} else {
+		case err != nil && p.QuarantineNewGit:
+			rs.gitAbsent = true
+		default:
 			excluded = append(append([]string(nil), rs.deny...), rs.git)
 		}
 	}
