@@ -20,7 +20,7 @@ var Modes = []string{ModeDefault, ModePlan, ModeAutoEdit}
 // modeNotes tell the model of a mode change, with the next user message.
 // Each must stay distinct: modeKnown finds them in the history.
 var modeNotes = map[string]string{
-	ModePlan:     "\n\n[Fido: the user switched to plan mode: only read, search, update the plan, ask and delegate; patch, rm, rmdir, mkdir, bash_exec, javascript_execute and other changing tools are refused until the user switches back]",
+	ModePlan:     "\n\n[Fido: the user switched to plan mode: only read, search, update the plan, ask and delegate; bash_exec runs only in a read-only sandbox (nothing writable but a temp dir, no network) where this machine enforces one; patch, rm, rmdir, mkdir, javascript_execute and other changing tools are refused until the user switches back]",
 	ModeDefault:  "\n\n[Fido: the user switched back to the default mode: changing tools work again (with the usual approvals)]",
 	ModeAutoEdit: "\n\n[Fido: the user switched to auto-edit mode: file edits apply without review; commands still need approval]",
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/fido-nvim/fido/agent/llmtest"
 	"github.com/fido-nvim/fido/nvim/nvimtest"
 	"github.com/fido-nvim/fido/tools/js"
+	"github.com/fido-nvim/fido/tools/sandbox"
 	"github.com/fido-nvim/fido/tools/shell"
 )
 
@@ -37,6 +38,9 @@ func TestMain(m *testing.M) {
 	}
 	if len(os.Args) > 1 && os.Args[1] == shell.GuardCommand {
 		os.Exit(shell.RunGuard(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperCommand {
+		os.Exit(sandbox.RunHelper(os.Args[2:]))
 	}
 	nvimtest.Main(m)
 }

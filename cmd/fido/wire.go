@@ -117,7 +117,15 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	}
 	// One rule set decides commands, JS network access and MCP tools.
 	jsTool.WithPermissions(perms)
-	all = append(all, shell.NewBashTool(ws, ui).WithPermissions(perms), ask.NewAskUserTool(ui), jsTool)
+	sbx, sbxWarning, sbxCleanup := sandboxSetup(cfg, stateDir, getenv)
+	if sbxWarning != "" {
+		ui.Notify(sbxWarning, agent.LevelWarn)
+	}
+	bash := shell.NewBashTool(ws, ui).WithPermissions(perms).WithSandbox(sbx)
+	// The probe starts the helper: measured in the background, not while
+	// the host starts (the first command waits for it if need be).
+	go reportSandbox(bash, sbx.Mode, ui, logger.Printf)
+	all = append(all, bash, ask.NewAskUserTool(ui), jsTool)
 	all = append(all, lsp.Tools(ws)...)
 	registry, err = tools.NewRegistry(all...)
 	if err != nil {
@@ -185,6 +193,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	})
 	if err != nil {
 		servers.Close()
+		sbxCleanup()
 		return nil, err
 	}
 	if missing != "" {
@@ -203,19 +212,23 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		}()
 	}
 	logger.Printf("session ready: root=%s model=%s state=%s tools=%v", ws.Root, cfg.Model, stateDir, names)
-	return &backend{Session: session, mcp: servers}, nil
+	return &backend{Session: session, mcp: servers, cleanup: sbxCleanup}, nil
 }
 
-// backend is the session plus what must end with it: the MCP servers.
+// backend is the session plus what must end with it: the MCP servers and
+// the sandbox's temp dirs.
 type backend struct {
 	*agent.Session
-	mcp interface{ Close() }
+	mcp     interface{ Close() }
+	cleanup func()
 }
 
-// Close cancels the session and ends every MCP server's process group.
+// Close cancels the session, ends every MCP server's process group and
+// removes the sandbox's temp dirs.
 func (b *backend) Close() {
 	b.Session.Close()
 	b.mcp.Close()
+	b.cleanup()
 }
 
 // conversationStore keeps the workspace's conversations; the API keys never

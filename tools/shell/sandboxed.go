@@ -53,8 +53,11 @@ func ParseSandboxMode(s string) (string, error) {
 // SandboxConfig is what the composition root knows about the sandbox.
 type SandboxConfig struct {
 	Mode string
-	// Support is what the machine enforces (sandbox.Probe).
+	// Support is what the machine enforces; Probe, when set, measures it
+	// on first use instead (sandbox.Probe starts the helper, so the host
+	// does it in the background rather than while it starts).
 	Support sandbox.Support
+	Probe   func() sandbox.Support
 	// Helper is the fido binary that becomes the sandbox helper ("" is
 	// this executable).
 	Helper string
@@ -76,8 +79,26 @@ type SandboxConfig struct {
 
 // commandBox is the tool's sandbox state.
 type commandBox struct {
-	cfg SandboxConfig
-	mu  sync.Mutex
+	cfg   SandboxConfig
+	probe sync.Once
+}
+
+// support is what the machine enforces (probed once).
+func (b *commandBox) support() sandbox.Support {
+	b.probe.Do(func() {
+		if b.cfg.Probe != nil {
+			b.cfg.Support = b.cfg.Probe()
+		}
+	})
+	return b.cfg.Support
+}
+
+// Support is what the machine enforces, for :checkhealth and the notice.
+func (t *BashTool) Support() sandbox.Support {
+	if t.box == nil {
+		return sandbox.Support{Reason: "no sandbox is configured"}
+	}
+	return t.box.support()
 }
 
 // WithSandbox makes the tool run commands in the sandbox (mode ask or
@@ -101,7 +122,7 @@ func (t *BashTool) SandboxState() string {
 	switch {
 	case t.box.cfg.Mode == SandboxOff:
 		return "off"
-	case !t.box.cfg.Support.Enforced:
+	case !t.box.support().Enforced:
 		return "unavailable"
 	case t.box.cfg.Mode == SandboxAuto:
 		return "auto"
@@ -111,7 +132,7 @@ func (t *BashTool) SandboxState() string {
 
 // enforced reports whether commands run sandboxed.
 func (b *commandBox) enforced() bool {
-	return b != nil && b.cfg.Mode != SandboxOff && b.cfg.Support.Enforced
+	return b != nil && b.cfg.Mode != SandboxOff && b.support().Enforced
 }
 
 // ReadOnlySandboxed implements tools.ReadOnlyCapable: subagents and plan
@@ -260,7 +281,7 @@ func (b *commandBox) notSandboxedReason() string {
 	if b.cfg.Mode == SandboxOff {
 		return `sandbox = "off" (the command runs with your full authority)`
 	}
-	return b.cfg.Support.Reason + " (the command runs with your full authority)"
+	return b.support().Reason + " (the command runs with your full authority)"
 }
 
 // describe says what a run under widening w may touch, in one line.
