@@ -4,6 +4,7 @@ package shell
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -61,10 +62,11 @@ func (a *scriptedAsker) questions() []tools.Question {
 	return append([]tools.Question(nil), a.asked...)
 }
 
-// sandboxCache is one build cache for this package's sandboxed go commands.
+// sandboxCache is one build cache for this package's sandboxed go
+// commands, kept between runs (a cold one compiles the standard library).
 var sandboxCache = sync.OnceValue(func() string {
-	dir, err := os.MkdirTemp("", "fido-shell-sandbox-cache-")
-	if err != nil {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("fido-shell-sandbox-cache-%d", os.Getuid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		panic(err)
 	}
 	return dir
