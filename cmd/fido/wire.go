@@ -141,7 +141,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 	// .mcp.json is read as Fido reads its own files: a regular file inside
 	// the workspace, never a FIFO or a device, at most mcp.MaxConfigFile.
 	readProject := func(name string, limit int64) ([]byte, error) { return confined.ReadFile(ws.Sandbox.FS(), name, limit) }
-	servers, loadMCP := newMCP(ws.Root, readProject, stateDir, getenv, ui, logger, perms)
+	servers, loadMCP := newMCP(ws.Root, readProject, stateDir, getenv, ui, logger, perms, bash)
 	listing := files.ListRoot(ws, 40)
 	// The Markdown commands are indexed (and capped): completion answers
 	// from the index and never waits for a scan of a huge folder.

@@ -509,7 +509,7 @@ func TestMCPQuestionsAreApprovalsWithTheSafeChoiceFirst(t *testing.T) {
 	tp.mu.Unlock()
 	assert.True(t, tq.Approval)
 	assert.Equal(t, TrustLater, tq.Items[tq.Safe])
-	assert.Equal(t, "proj (new)\n  runs: x\n  in:   the workspace root", tq.Detail)
+	assert.Equal(t, "proj (new)\n  runs: x\n  in:   the workspace root\n  sandbox: "+sandboxLine(nil), tq.Detail)
 }
 
 // A description is the server's name and the tool's text, at most

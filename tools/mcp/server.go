@@ -170,6 +170,12 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, []
 	switch {
 	case s.m.cfg.Transport != nil: // tests: an in-process server
 		transport = s.m.cfg.Transport(s.cfg)
+	case s.cfg.Stdio() && s.m.sandboxed(s.cfg):
+		t, err := s.sandboxedTransport()
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		transport = t
 	case s.cfg.Stdio():
 		cmd = s.command()
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}
@@ -178,6 +184,9 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, []
 			HTTPClient: &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: http.DefaultTransport}}}
 	}
 	sess, err := client.Connect(ctx, transport, nil)
+	if t, ok := transport.(*sandboxTransport); ok {
+		cmd = t.process() // the helper became the guard, which runs the server
+	}
 	if err != nil {
 		return nil, cmd, nil, nil, fmt.Errorf("cannot connect: %w", err)
 	}

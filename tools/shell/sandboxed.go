@@ -792,3 +792,26 @@ func insertAfter(items []string, after, item string) []string {
 	}
 	return append(items, item)
 }
+
+// ServerPolicy is the sandbox of a long-running server (a stdio MCP
+// server whose entry or trust asks for it): writes in the workspace (its
+// .git read-only; the top level read-only too where .git cannot be
+// mounted read-only, since nothing checks for a planted .git while it
+// runs), its own temp dir and the workspace's build caches, the network
+// only if network, the protected paths hidden. The error wraps
+// sandbox.ErrUnavailable where no sandbox is enforced. env sets TMPDIR
+// and the caches.
+func (t *BashTool) ServerPolicy(name string, network bool) (sandbox.Policy, func([]string) []string, error) {
+	if t.box == nil || !t.box.support().Enforced {
+		reason := "no sandbox is configured"
+		if t.box != nil {
+			reason = t.box.support().Reason
+		}
+		return sandbox.Policy{}, nil, fmt.Errorf("%w: %s", sandbox.ErrUnavailable, reason)
+	}
+	p := &runPlan{box: t.box, tempDir: filepath.Join(t.box.cfg.TempRoot, "mcp-"+safeName(name))}
+	pol := p.policy(t.ws.Root, permission.Widening{Network: network})
+	pol.QuarantineNewGit = false
+	run := &boxRun{plan: p, policy: pol}
+	return pol, run.env, nil
+}
