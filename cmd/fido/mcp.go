@@ -76,13 +76,12 @@ func newMCP(root string, readProject mcp.Reader, stateDir string, getenv func(st
 		Sandbox: func(c mcp.ServerConfig, network bool) (sandbox.Policy, func([]string) []string, error) {
 			return bash.ServerPolicy(c.Name, network)
 		},
-		SandboxHelper: guard,
-		Options:       opts,
-		Root:          root,
-		StateDir:      stateDir,
-		Rules:         rules,
-		Logf:          logger.Printf,
-		Version:       versionString(),
+		Options:  opts,
+		Root:     root,
+		StateDir: stateDir,
+		Rules:    rules,
+		Logf:     logger.Printf,
+		Version:  versionString(),
 		Notify: func(msg string, warn bool) {
 			if warn {
 				ui.Notify(msg, agent.LevelWarn)

@@ -45,6 +45,7 @@ func sandboxSetup(cfg agent.Config, stateDir string, getenv func(string) string)
 		CacheDir:         filepath.Join(cacheRoot, filepath.Base(stateDir)),
 		ReadOnlyCacheDir: filepath.Join(cacheRoot, "read-only"),
 		NvimSocket:       getenv("NVIM"),
+		Personal:         []string{getenv("XDG_CONFIG_HOME"), getenv("XDG_STATE_HOME"), getenv("XDG_DATA_HOME"), cache},
 	}
 	cleanup = func() {}
 	if mode != shell.SandboxOff {

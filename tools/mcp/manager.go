@@ -46,13 +46,11 @@ type Config struct {
 	// (ServerConfig.Sandbox, or a project server trusted with the
 	// sandbox as the default), with the network or not; an error (one
 	// wrapping sandbox.ErrUnavailable where none is enforced) keeps the
-	// server from starting. Nil: such servers do not start.
+	// server from starting. Nil: such servers do not start. The server's
+	// guard (Guard, required) applies it and supervises the server.
 	// env, when not nil, makes the server's environment fit the sandbox
 	// (TMPDIR, the sandbox's build caches).
 	Sandbox func(c ServerConfig, network bool) (pol sandbox.Policy, env func([]string) []string, err error)
-	// SandboxHelper is the fido executable the sandbox re-executes ("":
-	// this one).
-	SandboxHelper string
 }
 
 // Manager owns every configured server, the trust decision for the

@@ -1,15 +1,11 @@
 package mcp
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"os"
 	"os/exec"
+	"path/filepath"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/fido-nvim/fido/tools/sandbox"
+	"github.com/fido-nvim/fido/tools/shell"
 )
 
 // sandboxed reports whether a stdio server runs in the OS sandbox: as its
@@ -27,74 +23,28 @@ func (m *Manager) sandboxed(c ServerConfig) bool {
 	return ok && rec.SandboxDefault
 }
 
-// sandboxTransport starts the server (under its guard, both in the
-// sandbox) with its stdin and stdout as pipes the connection reads and
-// writes.
-type sandboxTransport struct {
-	s *server
-	c *sandbox.Cmd
-}
-
-func (s *server) sandboxedTransport() (*sandboxTransport, error) {
+// sandboxedCommand is the server's process in the OS sandbox: its guard
+// (outside the sandbox: the supervisor and subreaper of the tree, which
+// it can then end even when the host is gone) runs it under the policy.
+func (s *server) sandboxedCommand() (*exec.Cmd, error) {
 	network := s.cfg.Sandbox != nil && s.cfg.Sandbox.Network
 	if s.m.cfg.Sandbox == nil {
-		return nil, errors.New(`it asks for the sandbox ("sandbox"), which is not available here; "sandbox": false in its entry runs it without`)
+		return nil, fmt.Errorf(`it asks for the sandbox ("sandbox"), which is not available here; "sandbox": false in its entry runs it without`)
 	}
 	pol, env, err := s.m.cfg.Sandbox(s.cfg, network)
 	if err != nil {
 		return nil, fmt.Errorf(`it runs in the sandbox, which cannot be applied here (%v); "sandbox": false in its entry runs it with your full authority`, err)
 	}
-	plain := s.command() // the guard's command line, directory, environment and process group
-	helper := s.m.cfg.SandboxHelper
-	if helper == "" {
-		helper, _ = os.Executable()
+	cmd := s.plainCommand()
+	if cmd.Err != nil {
+		return nil, cmd.Err
 	}
-	c, err := sandbox.CommandWithHelper(context.Background(), helper, pol, plain.Args...)
-	if err != nil {
-		return nil, fmt.Errorf("the sandbox cannot run it: %w", err)
+	if !filepath.IsAbs(cmd.Dir) {
+		cmd.Dir = filepath.Join(s.m.cfg.Root, cmd.Dir)
 	}
-	c.Dir, c.Env, c.Stderr, c.SysProcAttr = plain.Dir, pol.Env(plain.Env), plain.Stderr, plain.SysProcAttr
+	cmd.Env = pol.Env(cmd.Env)
 	if env != nil {
-		c.Env = env(c.Env)
+		cmd.Env = env(cmd.Env)
 	}
-	return &sandboxTransport{s: s, c: c}, nil
-}
-
-// Connect starts the sandboxed server and connects over its stdio.
-func (t *sandboxTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	t.c.Stdin, t.c.Stdout = inR, outW
-	err = t.c.Start()
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		return nil, err
-	}
-	go func() {
-		_ = t.c.Wait()
-		if rep := t.c.Report().String(); rep != "" {
-			t.s.m.logf("mcp %s: %s", t.s.cfg.Name, rep)
-		}
-	}()
-	return (&sdk.IOTransport{Reader: outR, Writer: inW}).Connect(ctx)
-}
-
-// process is the server's process (its guard) once started, for ending
-// its group.
-func (t *sandboxTransport) process() *exec.Cmd {
-	if t.c.Process == nil {
-		return nil
-	}
-	return t.c.Cmd
+	return shell.GuardedSandbox(cmd, s.m.cfg.Guard, pol)
 }

@@ -33,7 +33,7 @@ func TestSandboxedStdioServerCannotWriteOutside(t *testing.T) {
 	c.Sandbox = &SandboxSpec{Enabled: true}
 	m := New(Config{
 		Options: Options{Servers: []ServerConfig{c}, AutoApprove: []string{"child/*"}},
-		Guard:   exe, Root: root, StateDir: t.TempDir(), SandboxHelper: exe,
+		Guard:   exe, Root: root, StateDir: t.TempDir(),
 		Sandbox: func(c ServerConfig, network bool) (sandbox.Policy, func([]string) []string, error) {
 			return sandbox.Policy{Workspace: root, TempDir: filepath.Join(t.TempDir(), c.Name), Network: network}, nil, nil
 		},

@@ -66,3 +66,9 @@ func RunHelper([]string) int {
 // QuarantineGit has nothing to move: the Seatbelt profile refuses writes
 // to the workspace's .git whether it exists or not.
 func (c *Cmd) QuarantineGit() (string, error) { return "", nil }
+
+// Prewarm has no helper to start ahead here.
+func Prewarm() {}
+
+// PrewarmHelper has no helper to start ahead here.
+func PrewarmHelper(string) {}

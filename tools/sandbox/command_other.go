@@ -46,3 +46,9 @@ func RunHelper([]string) int {
 
 // QuarantineGit has nothing to move here.
 func (c *Cmd) QuarantineGit() (string, error) { return "", nil }
+
+// Prewarm has no helper to start ahead here.
+func Prewarm() {}
+
+// PrewarmHelper has no helper to start ahead here.
+func PrewarmHelper(string) {}

@@ -75,6 +75,10 @@ type SandboxConfig struct {
 	// NvimSocket is Neovim's server address: never offered as a widening
 	// (through it a command would run anything unsandboxed).
 	NvimSocket string
+	// Personal are the user's configuration, state, data and cache
+	// directories ($XDG_CONFIG_HOME …, besides ~/.config, ~/.local and
+	// ~/.cache): writes there are never offered as a widening.
+	Personal []string
 }
 
 // commandBox is the tool's sandbox state.
@@ -537,6 +541,12 @@ func (t *BashTool) runCommand(ctx context.Context, inv tools.Invocation, command
 	if !plan.on() || plan.readOnly || len(run.report.Denials) == 0 {
 		return res
 	}
+	if !res.IsError {
+		// Tools try many things they do without (telemetry, caches in
+		// $HOME): a run that succeeded is not offered a wider one.
+		res.Content += "note: the command succeeded; the refusals above did not stop it\n"
+		return res
+	}
 	return t.offerWidening(ctx, inv, command, dur, note, plan, run, res)
 }
 
@@ -708,6 +718,8 @@ func (p *runPlan) widening(root string, rep sandbox.Report) (permission.Widening
 			}
 		case d.Op == "read" || d.Op == "list" || d.Op == "exec":
 			left = append(left, "no wider run is offered for "+d.String())
+		case p.box.personal(d.Path):
+			left = append(left, "writes in your home directory's top level or its configuration and state directories (~/.config, ~/.local, ~/.cache) are not offered as a wider run: what a command plants there can run later outside the sandbox; a rule can still allow a path (`allow … with write ~/.config/tool`)")
 		default:
 			if t := writeTarget(d); t != "" {
 				w.Write = appendUnique(w.Write, t)
@@ -718,6 +730,31 @@ func (p *runPlan) widening(root string, rep sandbox.Report) (permission.Widening
 		left = append(left, "the sandbox may have refused more than it lists")
 	}
 	return w, left
+}
+
+// personal reports a path in the home directory's top level or under its
+// configuration, state and cache directories.
+func (b *commandBox) personal(path string) bool {
+	home := b.cfg.Home
+	if home == "" {
+		return false
+	}
+	home = resolved(home)
+	if path == home || filepath.Dir(path) == home {
+		return true
+	}
+	dirs := []string{filepath.Join(home, ".config"), filepath.Join(home, ".local"), filepath.Join(home, ".cache")}
+	for _, d := range b.cfg.Personal {
+		if d != "" {
+			dirs = append(dirs, resolved(d))
+		}
+	}
+	for _, dir := range dirs {
+		if path == dir || strings.HasPrefix(path, dir+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // writeTarget is what to make writable for a refused write: the file

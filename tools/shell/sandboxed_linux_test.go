@@ -117,11 +117,12 @@ func (b *boxed) run(t *testing.T, inv tools.Invocation, command string) tools.Re
 func TestSandboxedWriteOutsideIsRefusedAndNamed(t *testing.T) {
 	b := newBoxed(t, SandboxAsk, BashRunOnce, BashWidenDeny)
 	target := filepath.Join(b.outside, "planted")
-	res := b.run(t, toolstest.Main, `mkdir -p sub && echo in > sub/inside && echo out > "`+b.outside+`/planted"; cat sub/inside`)
+	res := b.run(t, toolstest.Main, `mkdir -p sub && echo in > sub/inside && cat sub/inside && echo out > "`+b.outside+`/planted"`)
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Content, "sandbox: workspace-write, .git read-only, no network")
 	assert.Contains(t, res.Content, "create "+target+": outside the writable directories")
 	assert.Contains(t, res.Content, "in\n", "the workspace part ran")
+	assert.Contains(t, res.Content, "status: exit code 1")
 	assert.Contains(t, res.Content, "the user was asked to run it again with write access to "+b.outside+" and declined")
 	_, err := os.Stat(target)
 	assert.True(t, os.IsNotExist(err), "nothing was written outside")
@@ -398,4 +399,18 @@ func TestSandboxPlantedGitIsMovedAside(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(b.ws.Root, "top.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "top\n", string(got), "the top level is writable")
+}
+
+// A refused write to the user's configuration (what a command plants there
+// can run later outside the sandbox) is named but never offered as a
+// wider run; a failing command with only such refusals asks nothing more.
+func TestSandboxPersonalWritesAreNotOffered(t *testing.T) {
+	b := newBoxed(t, SandboxAsk, BashRunOnce, BashWidenOnce)
+	res := b.run(t, toolstest.Main, `mkdir -p "$HOME/.config/tool" && echo x > "$HOME/.config/tool/rc"`)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, filepath.Join(b.home, ".config")+": outside the writable directories")
+	assert.Contains(t, res.Content, "are not offered as a wider run")
+	assert.Len(t, b.asker.questions(), 1, "no widening question")
+	_, err := os.Stat(filepath.Join(b.home, ".config", "tool"))
+	assert.True(t, os.IsNotExist(err))
 }
