@@ -25,19 +25,19 @@ type SubagentStatusView struct {
 
 // Status is the snapshot behind require("fido").status().
 type Status struct {
-	State         string              `msgpack:"state"`
-	Model         string              `msgpack:"model"`
-	Reasoning     string              `msgpack:"reasoning"`
-	Root          string              `msgpack:"root"`
-	Edits         string              `msgpack:"edits"`
-	Context       ContextStatus       `msgpack:"context"`
-	Mode          string              `msgpack:"mode"`
-	Usage         UsageStatus         `msgpack:"usage"`
-	SubagentUsage UsageStatus         `msgpack:"subagent_usage"`
-	Plan          *plan.Plan          `msgpack:"plan,omitempty"`
+	State         string        `msgpack:"state"`
+	Model         string        `msgpack:"model"`
+	Reasoning     string        `msgpack:"reasoning"`
+	Root          string        `msgpack:"root"`
+	Edits         string        `msgpack:"edits"`
+	Context       ContextStatus `msgpack:"context"`
+	Mode          string        `msgpack:"mode"`
+	Usage         UsageStatus   `msgpack:"usage"`
+	SubagentUsage UsageStatus   `msgpack:"subagent_usage"`
+	Plan          *plan.Plan    `msgpack:"plan,omitempty"`
 	// Sandbox is how bash_exec runs commands (shell.BashTool.SandboxState).
-	Sandbox SandboxStatus `msgpack:"sandbox"`
-	Subagent      *SubagentStatusView `msgpack:"subagent,omitempty"`
+	Sandbox  SandboxStatus       `msgpack:"sandbox"`
+	Subagent *SubagentStatusView `msgpack:"subagent,omitempty"`
 	// Flushes counts the batches the host sent so far (this one included).
 	Flushes int64 `msgpack:"flushes"`
 }
