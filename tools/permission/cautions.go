@@ -151,7 +151,9 @@ var gitDestructive = map[string]func(args []word) bool{
 // caution records what one simple command (ws, after wrappers; base is
 // its name) will probably need or destroy.
 func (a *analysis) caution(ws []word, base string) {
-	add := a.addCaution
+	add := func(k Concern, ssh bool, format string, args ...any) {
+		a.addCaution(base, k, ssh, format, args...)
+	}
 	args := ws[1:]
 	switch {
 	case destructiveTools[base]:
@@ -208,7 +210,9 @@ func (a *analysis) gitCautions(args []word) {
 	if sub == "" {
 		return
 	}
-	add := a.addCaution
+	add := func(k Concern, ssh bool, format string, args ...any) {
+		a.addCaution("git", k, ssh, format, args...)
+	}
 	if networkSubcommands["git"][sub] {
 		if local := gitLocalForms[sub]; local == nil || !local(rest) {
 			add(ConcernNetwork, true, "git %s reaches a remote", sub)
@@ -270,8 +274,8 @@ func remoteOperand(s string) bool {
 }
 
 // addCaution records a caution once.
-func (a *analysis) addCaution(k Concern, ssh bool, format string, args ...any) {
-	c := Caution{Concern: k, Reason: shortf(format, args...), SSH: ssh}
+func (a *analysis) addCaution(tool string, k Concern, ssh bool, format string, args ...any) {
+	c := Caution{Concern: k, Reason: shortf(format, args...), SSH: ssh, Tool: tool}
 	for _, have := range a.cautions {
 		if have == c {
 			return

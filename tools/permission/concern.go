@@ -86,6 +86,8 @@ type Caution struct {
 	// SSH is set for a network command that usually talks SSH (ssh, scp,
 	// rsync to host:path, git with a remote): it needs the user's ~/.ssh.
 	SSH bool
+	// Tool is the command's name (git, curl …).
+	Tool string
 }
 
 // SandboxHarmless reports whether d asks only for reasons that running
@@ -130,10 +132,15 @@ func (d Decision) NeedsNetwork() bool { return d.caution(ConcernNetwork) }
 // NeedsGitWrite reports whether a caution says the line writes .git.
 func (d Decision) NeedsGitWrite() bool { return d.caution(ConcernGit) }
 
-// NeedsSSH reports whether a network caution says the line talks SSH.
-func (d Decision) NeedsSSH() bool {
+// NeedsSSH reports whether a network caution says the line talks SSH;
+// gitSSH says whether git's remotes do (the caller reads the workspace's
+// git configuration; this package reads no files).
+func (d Decision) NeedsSSH(gitSSH func() bool) bool {
 	for _, c := range d.Cautions {
-		if c.Concern == ConcernNetwork && c.SSH {
+		if c.Concern != ConcernNetwork || !c.SSH {
+			continue
+		}
+		if c.Tool != "git" || gitSSH == nil || gitSSH() {
 			return true
 		}
 	}

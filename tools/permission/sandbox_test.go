@@ -86,7 +86,8 @@ func TestCautions(t *testing.T) {
 	d := c.Decide("git push origin main")
 	assert.Equal(t, Run, d.Verdict)
 	assert.True(t, d.NeedsNetwork())
-	assert.True(t, d.NeedsSSH(), "git remotes may be SSH")
+	assert.True(t, d.NeedsSSH(nil), "git remotes may be SSH")
+	assert.False(t, d.NeedsSSH(func() bool { return false }), "not when every remote is https")
 	assert.False(t, d.NeedsGitWrite())
 	for _, line := range []string{"git log --oneline", "git status", "git branch", "git branch -a", "git tag -l", "git remote -v", "git stash list", "git config --get user.name"} {
 		d := c.Decide(line)
@@ -97,9 +98,9 @@ func TestCautions(t *testing.T) {
 	assert.True(t, c.Decide("git -C sub commit -m x").NeedsGitWrite())
 	assert.True(t, c.Decide("git branch topic").NeedsGitWrite())
 	assert.True(t, c.Decide("git pull").NeedsGitWrite())
-	assert.True(t, c.Decide("ssh host uptime").NeedsSSH())
-	assert.True(t, c.Decide("scp a.txt host:").NeedsSSH())
-	assert.False(t, c.Decide("curl https://x").NeedsSSH())
+	assert.True(t, c.Decide("ssh host uptime").NeedsSSH(func() bool { return false }), "ssh itself")
+	assert.True(t, c.Decide("scp a.txt host:").NeedsSSH(nil))
+	assert.False(t, c.Decide("curl https://x").NeedsSSH(nil))
 	assert.False(t, c.Decide("go build ./...").NeedsNetwork())
 	assert.False(t, c.Decide("cp a:b c").NeedsNetwork())
 }

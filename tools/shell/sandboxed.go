@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/permission"
 	"github.com/fido-nvim/fido/tools/sandbox"
 )
@@ -236,7 +237,7 @@ func (p *runPlan) decided(root string, d permission.Decision) {
 	}
 	p.widen = d.Widen
 	w := permission.Widening{Network: d.NeedsNetwork(), GitWrite: d.NeedsGitWrite()}
-	if d.NeedsSSH() {
+	if d.NeedsSSH(func() bool { return gitRemotesUseSSH(root) }) {
 		w = w.Union(p.box.sshWidening())
 	}
 	if !p.widen.Covers(w) {
@@ -851,4 +852,26 @@ func (t *BashTool) ServerPolicy(name string, network bool) (sandbox.Policy, func
 	pol.QuarantineNewGit = false
 	run := &boxRun{plan: p, policy: pol}
 	return pol, run.env, nil
+}
+
+// gitRemotesUseSSH reports whether a remote of the workspace's repository
+// is reached over SSH (git@host:path, ssh://…), or whether that cannot be
+// told (no readable .git/config: yes, to be safe).
+func gitRemotesUseSSH(root string) bool {
+	b, err := confined.ReadPath(filepath.Join(root, ".git", "config"), 256<<10)
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok || strings.TrimSpace(k) != "url" {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if strings.HasPrefix(v, "ssh://") || strings.HasPrefix(v, "git+ssh://") ||
+			!strings.Contains(v, "://") && strings.Contains(v, ":") && !strings.HasPrefix(v, "/") {
+			return true
+		}
+	}
+	return false
 }

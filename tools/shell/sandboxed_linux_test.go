@@ -414,3 +414,21 @@ func TestSandboxPersonalWritesAreNotOffered(t *testing.T) {
 	_, err := os.Stat(filepath.Join(b.home, ".config", "tool"))
 	assert.True(t, os.IsNotExist(err))
 }
+
+// git push offers the network up front, and ~/.ssh (with the agent's
+// socket) only when a remote of the repository is reached over SSH.
+func TestSandboxGitPushOffersSSHForSSHRemotes(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"https://example.com/r.git", BashRunOnceWith + "network"},
+		{"git@example.com:me/r.git", BashRunOnceWith + "network and ~/.ssh readable"},
+	} {
+		b := newBoxed(t, SandboxAsk) // every question dismissed
+		t.Setenv("SSH_AUTH_SOCK", "")
+		require.NoError(t, os.MkdirAll(filepath.Join(b.ws.Root, ".git"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(b.ws.Root, ".git", "config"), []byte("[remote \"origin\"]\n\turl = "+tc.url+"\n"), 0o644))
+		b.run(t, toolstest.Main, "git push origin main")
+		qs := b.asker.questions()
+		require.Len(t, qs, 1)
+		assert.Contains(t, qs[0].Items, tc.want, tc.url)
+	}
+}
