@@ -712,9 +712,12 @@ func (p *runPlan) widening(root string, rep sandbox.Report) (permission.Widening
 			w.GitWrite = true
 		case hiddenBy(d.Path, deny) != "":
 			h := hiddenBy(d.Path, deny)
-			if d.Op == "read" || d.Op == "list" || d.Op == "exec" {
+			switch {
+			case h == p.box.cfg.StateDir || h == p.box.cfg.RuntimeDir || h == filepath.Join(p.box.cfg.Home, ".config", "fido"):
+				left = append(left, "Fido's own state and configuration and your runtime directory ("+p.box.tildify(h)+") are never offered")
+			case d.Op == "read" || d.Op == "list" || d.Op == "exec":
 				w.Read = appendUnique(w.Read, p.box.tildify(h))
-			} else {
+			default:
 				left = append(left, "writing a protected path ("+p.box.tildify(h)+") is never offered")
 			}
 		case d.Op == "read" || d.Op == "list" || d.Op == "exec":
@@ -724,6 +727,8 @@ func (p *runPlan) widening(root string, rep sandbox.Report) (permission.Widening
 		default:
 			if t := writeTarget(d); t != "" {
 				w.Write = appendUnique(w.Write, t)
+			} else {
+				left = append(left, "no wider run is offered for "+d.String())
 			}
 		}
 	}
@@ -776,6 +781,9 @@ func writeTarget(d sandbox.Denial) string {
 			break
 		}
 		dir = filepath.Dir(dir)
+	}
+	if dir == "/" {
+		return "" // write access to everything is no wider run
 	}
 	for _, special := range []string{"/proc", "/sys", "/dev"} {
 		if dir == special || strings.HasPrefix(dir, special+"/") {

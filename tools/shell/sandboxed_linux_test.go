@@ -432,3 +432,23 @@ func TestSandboxGitPushOffersSSHForSSHRemotes(t *testing.T) {
 		assert.Contains(t, qs[0].Items, tc.want, tc.url)
 	}
 }
+
+// Fido's state dir is never offered readable, and write access to / is
+// no wider run.
+func TestSandboxNeverOffersFidoStateOrRoot(t *testing.T) {
+	b := newBoxed(t, SandboxAsk, BashRunOnce, BashWidenOnce)
+	state := filepath.Join(b.home, ".local/state/fido")
+	require.NoError(t, os.MkdirAll(state, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(state, "plan.json"), []byte("STATE"), 0o600))
+	res := b.run(t, toolstest.Main, `cat "$HOME/.local/state/fido/plan.json"`)
+	assert.NotContains(t, res.Content, "STATE")
+	assert.Contains(t, res.Content, "Fido's own state and configuration and your runtime directory")
+	assert.Len(t, b.asker.questions(), 1, "no widening question")
+	if os.Getuid() == 0 {
+		b.asker.answers = []string{BashRunOnce, BashWidenOnce}
+		res = b.run(t, toolstest.Main, `touch /fido-sandbox-test-root-file`)
+		assert.Contains(t, res.Content, "no wider run is offered for create /fido-sandbox-test-root-file")
+		assert.Len(t, b.asker.questions(), 2)
+		assert.NoFileExists(t, "/fido-sandbox-test-root-file")
+	}
+}
