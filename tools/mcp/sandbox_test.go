@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,11 +62,14 @@ func TestSandboxedStdioServerCannotWriteOutside(t *testing.T) {
 
 	res = invoke(t, r, mainInv, "mcp__child__env", `{"text":""}`)
 	assert.Contains(t, res.Content, "cwd=", "the server still answers")
-	m.Close()
-	mu.Lock()
-	defer mu.Unlock()
+	invoke(t, r, mainInv, "mcp__child__die", `{"text":""}`)
 	realOutside, _ := filepath.EvalSymlinks(outside)
-	assert.Contains(t, logged.String(), "create "+filepath.Join(realOutside, "planted.txt")+": outside the writable directories", "the refusal is named when the server ends")
+	want := "create " + filepath.Join(realOutside, "planted.txt") + ": outside the writable directories"
+	assert.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(logged.String(), want)
+	}, 10*time.Second, 20*time.Millisecond, "the refusal is named in the log when the server ends")
 }
 
 // The trust question says whether a project server will be sandboxed; a

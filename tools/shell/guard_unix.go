@@ -79,6 +79,15 @@ func StopGroup(pgid int, grace time.Duration) bool {
 	return stopProcessGroup(pgid, grace)
 }
 
+// awaitReport gives a sandboxed program's wait a moment to write what the
+// sandbox refused, once the tree was ended.
+func awaitReport(exited <-chan int) {
+	select {
+	case <-exited:
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
 // guardProc is the program the guard runs: plain, or in the sandbox.
 type guardProc struct {
 	plain *exec.Cmd
@@ -191,10 +200,12 @@ func RunGuard(args []string) int {
 				continue
 			}
 			endOwnTree(time.Second)
+			awaitReport(exited)
 			return 1
 		case <-tick.C:
 			if os.Getppid() != host {
 				endOwnTree(time.Second)
+				awaitReport(exited)
 				return 1
 			}
 			reapExitedExcept(cmd.process().Process.Pid)
