@@ -179,7 +179,7 @@ func Instructions(id tools.Identity, a Args) string {
 	}
 	sb.WriteString(`
 ## Rules
-- Strictly read-only: use only read-only tools (list_files, find_files, read_file, ripgrep, and web tools if they work). Every tool that changes files, runs commands, asks the user or updates the plan returns permission_denied; do not retry it.
+- Strictly read-only: use only read-only tools (list_files, find_files, read_file, ripgrep, and web tools if they work), and bash_exec for commands that inspect (go test, git log, grep): it runs in a read-only sandbox (nothing writable but a temp dir, no network) where this machine enforces one, and is refused where not. Every other tool that changes files, runs commands, asks the user or updates the plan returns permission_denied; do not retry it.
 - Inspect, do not implement: never claim a change was made; describe what you observed and what should change.
 - Do not call delegate: a subagent cannot delegate; the call fails with nested_delegation_forbidden.
 - Cite evidence: workspace-relative file and line for every finding; say how sure you are.

@@ -25,19 +25,30 @@ type SubagentStatusView struct {
 
 // Status is the snapshot behind require("fido").status().
 type Status struct {
-	State         string              `msgpack:"state"`
-	Model         string              `msgpack:"model"`
-	Reasoning     string              `msgpack:"reasoning"`
-	Root          string              `msgpack:"root"`
-	Edits         string              `msgpack:"edits"`
-	Context       ContextStatus       `msgpack:"context"`
-	Mode          string              `msgpack:"mode"`
-	Usage         UsageStatus         `msgpack:"usage"`
-	SubagentUsage UsageStatus         `msgpack:"subagent_usage"`
-	Plan          *plan.Plan          `msgpack:"plan,omitempty"`
-	Subagent      *SubagentStatusView `msgpack:"subagent,omitempty"`
+	State         string        `msgpack:"state"`
+	Model         string        `msgpack:"model"`
+	Reasoning     string        `msgpack:"reasoning"`
+	Root          string        `msgpack:"root"`
+	Edits         string        `msgpack:"edits"`
+	Context       ContextStatus `msgpack:"context"`
+	Mode          string        `msgpack:"mode"`
+	Usage         UsageStatus   `msgpack:"usage"`
+	SubagentUsage UsageStatus   `msgpack:"subagent_usage"`
+	Plan          *plan.Plan    `msgpack:"plan,omitempty"`
+	// Sandbox is how bash_exec runs commands (shell.BashTool.SandboxState).
+	Sandbox  SandboxStatus       `msgpack:"sandbox"`
+	Subagent *SubagentStatusView `msgpack:"subagent,omitempty"`
 	// Flushes counts the batches the host sent so far (this one included).
 	Flushes int64 `msgpack:"flushes"`
+}
+
+// SandboxStatus is status().sandbox: state is "on" or "auto" (commands
+// run sandboxed), "off" (the user turned it off), "unavailable" (this
+// machine cannot enforce it) or "" (not known yet); summary is one line of
+// what is enforced.
+type SandboxStatus struct {
+	State   string `msgpack:"state"`
+	Summary string `msgpack:"summary"`
 }
 
 // ContextStatus is status().context: the estimated size of the next request
@@ -79,6 +90,12 @@ func (s *statusSurface) state(st agent.TurnState) {
 
 func (s *statusSurface) usage(total, subagent agent.Usage) {
 	s.st.Usage, s.st.SubagentUsage = usageStatus(total), usageStatus(subagent)
+	s.dirty = true
+}
+
+// sandbox records how commands run.
+func (s *statusSurface) sandbox(state, summary string) {
+	s.st.Sandbox = SandboxStatus{State: state, Summary: summary}
 	s.dirty = true
 }
 

@@ -262,6 +262,12 @@ func (u *UI) Notify(msg string, level agent.Level) {
 	}
 }
 
+// Sandbox shows how bash_exec runs commands (status().sandbox, the
+// statusline).
+func (u *UI) Sandbox(state, summary string) {
+	u.update(func() { u.status.sandbox(state, summary) })
+}
+
 // MCPState pushes the MCP servers' state lines and the names of failed
 // servers to Lua (:checkhealth fido, the statusline marker).
 func (u *UI) MCPState(lines, failed []string) {

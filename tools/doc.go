@@ -3,7 +3,8 @@
 // error results (ErrorResult, CodedErrorResult), the Registry (stable
 // order, frozen specs, interceptors) whose Invoke applies the invocation
 // guard (identity and delegation depth: subagents and plan mode get
-// read-only tools only), decodes arguments strictly (DecodeArgs), recovers
+// read-only tools only, and a ReadOnlyCapable tool — bash_exec in a
+// read-only OS sandbox — where it can confine itself), decodes arguments strictly (DecodeArgs), recovers
 // panics and redacts Fido's keys from every result; the Invocation a call
 // carries (who calls, the conversation's FileTracker, its EditGate); and
 // what tools need from the editor hosting them: Editor, Prompter, Question

@@ -201,6 +201,10 @@ func PanicLog() io.Writer { return panicLog }
 // Guard applies the delegation policy. It returns denied=true with the result
 // to give the model when the call must not run.
 func Guard(inv Invocation, t Tool) (Result, bool) {
+	if confinable(t) {
+		// It runs confined to read-only for subagents and plan mode.
+		return Result{}, false
+	}
 	if inv.PlanMode && !inv.IsSubagent() && t.Access() == Mutating {
 		return CodedErrorResult("permission_denied",
 			"%s is not available in plan mode: the user asked you to only read, search, plan (update_plan), ask and delegate; nothing was changed. Propose the change instead; the user switches back with /mode default", t.Name()), true
@@ -218,6 +222,13 @@ func Guard(inv Invocation, t Tool) (Result, bool) {
 	}
 	return CodedErrorResult("permission_denied",
 		"%s is not available to a subagent: subagents are read-only and may only use read-only tools; nothing was changed", t.Name()), true
+}
+
+// confinable reports a Mutating tool that runs read-only for subagents and
+// plan mode (ReadOnlyCapable) and can do so now.
+func confinable(t Tool) bool {
+	rc, ok := t.(ReadOnlyCapable)
+	return ok && t.Access() == Mutating && rc.ReadOnlySandboxed()
 }
 
 // DecodeArgs decodes a JSON arguments object strictly (unknown fields are

@@ -110,6 +110,17 @@ type CallSummarizer interface {
 	SummarizeCall(args json.RawMessage) string
 }
 
+// ReadOnlyCapable is implemented by a Mutating tool that can run confined
+// to read-only (bash_exec in a read-only OS sandbox: no writes but a temp
+// dir, no network). While ReadOnlySandboxed reports true the guard admits
+// it for subagents and plan mode, and the tool must then run every such
+// call read-only (Invocation.IsSubagent, Invocation.PlanMode); where the
+// confinement cannot be enforced it reports false and the guard refuses
+// as for any mutating tool.
+type ReadOnlyCapable interface {
+	ReadOnlySandboxed() bool
+}
+
 // NestedRefuser is implemented by the Delegation tool: inside a subagent the
 // guard returns its RefuseNested result instead of running it.
 type NestedRefuser interface {

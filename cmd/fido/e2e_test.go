@@ -19,6 +19,7 @@ import (
 	"github.com/fido-nvim/fido/agent/llmtest"
 	"github.com/fido-nvim/fido/nvim/nvimtest"
 	"github.com/fido-nvim/fido/tools/js"
+	"github.com/fido-nvim/fido/tools/sandbox"
 	"github.com/fido-nvim/fido/tools/shell"
 )
 
@@ -37,6 +38,9 @@ func TestMain(m *testing.M) {
 	}
 	if len(os.Args) > 1 && os.Args[1] == shell.GuardCommand {
 		os.Exit(shell.RunGuard(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperCommand {
+		os.Exit(sandbox.RunHelper(os.Args[2:]))
 	}
 	nvimtest.Main(m)
 }
@@ -672,12 +676,19 @@ func TestE2EJavascriptExecute(t *testing.T) {
 	assert.Contains(t, f.transcript(t), "● javascript_execute")
 }
 
-// A subagent that tries the shell, the JS runner, a patch or the plan gets
-// permission_denied: no prompt is shown and nothing changes.
+// A subagent that tries the JS runner, a patch or the plan gets
+// permission_denied: no prompt is shown and nothing changes. Its shell
+// command is asked and runs only in a read-only sandbox, where the machine
+// enforces one (else it is denied too).
 func TestE2ESubagentCannotMutate(t *testing.T) {
 	f := startFido(t, "")
+	enforced := sandbox.Probe().Enforced
 	f.Lua(t, nil, `_G.prompted = 0
-vim.ui.select = function(items, opts, cb) _G.prompted = _G.prompted + 1; cb(items[1], 1) end`)
+vim.ui.select = function(items, opts, cb)
+  _G.prompted = _G.prompted + 1
+  for i, it in ipairs(items) do if it == "Run once" then return cb(it, i) end end
+  cb(items[1], 1)
+end`)
 	f.srv.Enqueue(
 		llmtest.Reply().ToolCall("call_d", "delegate", `{"task":"try everything"}`, 1).Finish("tool_calls"),
 		llmtest.Reply().
@@ -700,10 +711,16 @@ vim.ui.select = function(items, opts, cb) _G.prompted = _G.prompted + 1; cb(item
 			denied++
 		}
 	}
-	assert.Equal(t, 4, denied, "every mutating call of the subagent is denied")
 	var prompted int
 	f.Lua(t, &prompted, `return _G.prompted`)
-	assert.Zero(t, prompted, "no approval prompt for a subagent")
+	if enforced {
+		assert.Equal(t, 3, denied, "every mutating call but the sandboxed command is denied")
+		assert.Contains(t, sub[len(sub)-4].Get("content").String(), "pwned.txt: read-only sandbox")
+		assert.Equal(t, 1, prompted, "only the command was asked")
+	} else {
+		assert.Equal(t, 4, denied, "every mutating call of the subagent is denied")
+		assert.Zero(t, prompted, "no approval prompt for a subagent")
+	}
 	for _, p := range []string{"pwned.txt", "pwned2.txt"} {
 		_, err := os.Stat(filepath.Join(f.Dir, p))
 		assert.True(t, os.IsNotExist(err), p)

@@ -59,6 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 const usage = `usage: fido <command>
   serve [--root DIR]   serve msgpack-RPC on stdin/stdout (started by the Neovim plugin)
   doctor [--root DIR]  print the resolved configuration (never key values)
+  doctor --sandbox     print what the command sandbox enforces here
   version              print the version
 `
 
@@ -112,6 +113,11 @@ func rootFlag(name string, args []string) (string, error) {
 }
 
 func doctor(args []string, out io.Writer) int {
+	if len(args) > 0 && args[0] == "--sandbox" {
+		// What the sandbox enforces here, for :checkhealth fido.
+		doctorSandbox(out, os.Getenv)
+		return 0
+	}
 	root, err := rootFlag("doctor", args)
 	if err != nil {
 		fmt.Fprintln(out, "fido doctor:", err)
@@ -157,7 +163,16 @@ func doctor(args []string, out io.Writer) int {
 	fmt.Fprintf(out, "workspace state:    %s\n", cfg.WorkspaceStateDir(root))
 	fmt.Fprintf(out, "nvim:               %s\n", look("nvim"))
 	fmt.Fprintf(out, "rg:                 %s\n", look("rg"))
+	fmt.Fprintf(out, "sandbox:            %s (%s; fido doctor --sandbox for details)\n", sandbox.Probe().Summary(), sandboxModeLine(os.Getenv))
 	return 0
+}
+
+func sandboxModeLine(getenv func(string) string) string {
+	mode, err := shell.ParseSandboxMode(getenv(sandboxEnv))
+	if err != nil {
+		return err.Error()
+	}
+	return "mode " + mode
 }
 
 // hostGCPercent is the host's garbage collection target. Its live heap is

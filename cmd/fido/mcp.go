@@ -14,6 +14,8 @@ import (
 	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/mcp"
 	"github.com/fido-nvim/fido/tools/permission"
+	"github.com/fido-nvim/fido/tools/sandbox"
+	"github.com/fido-nvim/fido/tools/shell"
 )
 
 // MCPConfigEnv carries setup({ mcp = … }) from Lua as JSON.
@@ -52,7 +54,7 @@ func mcpOptions(root string, readProject mcp.Reader, getenv func(string) string)
 // newMCP builds the MCP manager and starts its servers (in the background).
 // load reads the servers' configuration again (for /mcp reload), reporting
 // its problems as at start.
-func newMCP(root string, readProject mcp.Reader, stateDir string, getenv func(string) string, ui frontEnd, logger *log.Logger, rules *permission.Store) (m *mcp.Manager, load func() []mcp.ServerConfig) {
+func newMCP(root string, readProject mcp.Reader, stateDir string, getenv func(string) string, ui frontEnd, logger *log.Logger, rules *permission.Store, bash *shell.BashTool) (m *mcp.Manager, load func() []mcp.ServerConfig) {
 	read := func() mcp.Options {
 		opts, problems := mcpOptions(root, readProject, getenv)
 		for _, p := range problems {
@@ -68,7 +70,12 @@ func newMCP(root string, readProject mcp.Reader, stateDir string, getenv func(st
 		logger.Printf("mcp: servers run without their guard: %v", err)
 	}
 	m = mcp.New(mcp.Config{
-		Guard:    guard,
+		Guard: guard,
+		// Servers whose entry (or new trust) asks for it run in the same
+		// OS sandbox as commands, under their guard.
+		Sandbox: func(c mcp.ServerConfig, network bool) (sandbox.Policy, func([]string) []string, error) {
+			return bash.ServerPolicy(c.Name, network)
+		},
 		Options:  opts,
 		Root:     root,
 		StateDir: stateDir,

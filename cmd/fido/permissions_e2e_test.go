@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/agent/llmtest"
+	"github.com/fido-nvim/fido/tools/sandbox"
 )
 
 // startRules starts Fido with a deny rule in setup() and a picker that
@@ -99,10 +100,14 @@ vim.cmd("write")`, nil))
 	assert.Equal(t, 2, f2.askedCount(t), "without the rule Fido asks again")
 }
 
-// /mode plan refuses patch and bash_exec through the invocation guard (no
-// prompt), and allows read_file and update_plan; the statusline shows it.
+// /mode plan refuses patch through the invocation guard (no prompt),
+// runs bash_exec only in a read-only sandbox (asked as always; where no
+// sandbox is enforced the guard refuses it too), and allows read_file and
+// update_plan; the statusline shows it.
 func TestE2EPlanMode(t *testing.T) {
 	f := startRules(t, "", t.TempDir())
+	enforced := sandbox.Probe().Enforced
+	f.Lua(t, nil, `_G.pick = "Run once"`)
 	require.NoError(t, os.WriteFile(filepath.Join(f.Dir, "a.txt"), []byte("alpha\n"), 0o644))
 	require.NoError(t, f.Command("Fido /mode plan"))
 	f.WaitFor(t, `require("fido").status().mode == "plan"`, 5*time.Second, `require("fido").status()`)
@@ -122,10 +127,16 @@ func TestE2EPlanMode(t *testing.T) {
 	assert.Contains(t, reqs[0].Get("messages.@reverse.0.content").String(), "plan mode", "the mode is told in the user message")
 	tool := func(i int) string { return reqs[i].Get("messages.@reverse.0.content").String() }
 	assert.Contains(t, tool(1), "permission_denied")
-	assert.Contains(t, tool(2), "permission_denied")
+	if enforced {
+		assert.Contains(t, tool(2), "sandbox: read-only (writes only in its temp dir), no network")
+		assert.Contains(t, tool(2), "/x: read-only sandbox")
+		assert.Equal(t, 1, f.askedCount(t), "only the command was asked")
+	} else {
+		assert.Contains(t, tool(2), "permission_denied")
+		assert.Equal(t, 0, f.askedCount(t), "nothing was asked")
+	}
 	assert.Contains(t, tool(3), "alpha")
 	assert.NotContains(t, tool(4), "permission_denied")
-	assert.Equal(t, 0, f.askedCount(t), "nothing was asked")
 	disk, err := os.ReadFile(filepath.Join(f.Dir, "a.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "alpha\n", string(disk))

@@ -97,6 +97,8 @@ type builder struct {
 	delegate *delegate.Tool
 	mcp      *mcp.Manager
 	loadMCP  func() []mcp.ServerConfig
+	// sandboxCleanup removes the sandbox's temp dirs with the session.
+	sandboxCleanup func()
 }
 
 // build runs the three steps; the core it returns ends the MCP servers
@@ -111,9 +113,10 @@ func (b *builder) build() (*backend, error) {
 	session, err := b.configureSession()
 	if err != nil {
 		b.mcp.Close()
+		b.sandboxCleanup()
 		return nil, err
 	}
-	return &backend{Session: session, mcp: b.mcp}, nil
+	return &backend{Session: session, mcp: b.mcp, cleanup: b.sandboxCleanup}, nil
 }
 
 // openState opens the workspace and its state: the state directory, the
@@ -177,7 +180,16 @@ func (b *builder) buildTools() error {
 	jsTool.Prewarm() // its worker process starts now, not during the first call
 	// One rule set decides commands, JS network access and MCP tools.
 	jsTool.WithPermissions(b.perms)
-	all = append(all, shell.NewBashTool(ws, front).WithPermissions(b.perms), ask.NewAskUserTool(front), jsTool)
+	sbx, sbxWarning, sbxCleanup := sandboxSetup(b.cfg, b.stateDir, b.getenv)
+	if sbxWarning != "" {
+		front.Notify(sbxWarning, agent.LevelWarn)
+	}
+	b.sandboxCleanup = sbxCleanup
+	bash := shell.NewBashTool(ws, front).WithPermissions(b.perms).WithSandbox(sbx)
+	// The probe starts the helper: measured in the background, not while
+	// the host starts (the first command waits for it if need be).
+	go reportSandbox(bash, sbx.Mode, front, b.logger.Printf)
+	all = append(all, bash, ask.NewAskUserTool(front), jsTool)
 	all = append(all, lsp.Tools(ws)...)
 	registry, err := tools.NewRegistry(all...)
 	if err != nil {
@@ -194,7 +206,7 @@ func (b *builder) buildTools() error {
 	// .mcp.json is read as Fido reads its own files: a regular file inside
 	// the workspace, never a FIFO or a device, at most mcp.MaxConfigFile.
 	readProject := func(name string, limit int64) ([]byte, error) { return confined.ReadFile(ws.Sandbox.FS(), name, limit) }
-	b.mcp, b.loadMCP = newMCP(ws.Root, readProject, b.stateDir, b.getenv, front, b.logger, b.perms)
+	b.mcp, b.loadMCP = newMCP(ws.Root, readProject, b.stateDir, b.getenv, front, b.logger, b.perms, bash)
 	return nil
 }
 
@@ -279,16 +291,20 @@ func (b *builder) configureSession() (*agent.Session, error) {
 	return session, nil
 }
 
-// backend is the session plus what must end with it: the MCP servers.
+// backend is the session plus what must end with it: the MCP servers and
+// the sandbox's temp dirs.
 type backend struct {
 	*agent.Session
-	mcp interface{ Close() }
+	mcp     interface{ Close() }
+	cleanup func()
 }
 
-// Close cancels the session and ends every MCP server's process group.
+// Close cancels the session, ends every MCP server's process group and
+// removes the sandbox's temp dirs.
 func (b *backend) Close() {
 	b.Session.Close()
 	b.mcp.Close()
+	b.cleanup()
 }
 
 // conversationStore keeps the workspace's conversations; the API keys never

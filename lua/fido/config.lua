@@ -30,6 +30,9 @@ M.defaults = {
   models = nil, -- model ids listed first by /model, e.g. { "anthropic/claude-sonnet-4.5" }
   -- command rules for bash_exec: words a command starts with ("exact …" for a whole command)
   permissions = { allow = {}, deny = {} },
+  -- FIDO_SANDBOX: "ask" (default: commands run in the OS sandbox, asked as before), "auto"
+  -- (commands the sandbox makes harmless run unasked) or "off" (no sandbox); nil keeps FIDO_SANDBOX
+  sandbox = nil,
   resume = "last", -- FIDO_RESUME: "last" continues the workspace's newest saved conversation, "new" starts afresh
 }
 
@@ -127,6 +130,13 @@ local schema = {
       return true
     end,
     '{ allow = { "go test", … }, deny = { "git push", … } }',
+  },
+  sandbox = {
+    { "string", "nil" },
+    function(v)
+      return v == nil or v == "off" or v == "ask" or v == "auto"
+    end,
+    'one of "off", "ask", "auto"',
   },
   resume = {
     { "string" },

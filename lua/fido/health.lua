@@ -150,6 +150,22 @@ function M.check()
   end
   r.info("log file: " .. host.log_path())
 
+  r.start("Command sandbox (bash_exec)")
+  if bin then
+    -- The host reports what this machine enforces; Lua probes nothing.
+    local out = vim.fn.systemlist({ bin, "doctor", "--sandbox" })
+    if vim.v.shell_error ~= 0 then
+      r.error("fido doctor --sandbox failed: " .. table.concat(out, " "))
+    end
+    for _, line in ipairs(out) do
+      local level, text = line:match("^(%a+): (.*)$")
+      local report = level and r[level == "warn" and "warn" or (level == "ok" and "ok" or "info")] or r.info
+      report(text or line)
+    end
+  else
+    r.warn("no fido binary: the sandbox cannot be checked")
+  end
+
   r.start("Neovim")
   r.ok("version " .. tostring(vim.version().major) .. "." .. vim.version().minor .. "." .. vim.version().patch)
   if vim.fn.exists("+winbar") == 1 then

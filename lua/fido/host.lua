@@ -162,6 +162,7 @@ local function env()
     FIDO_EDITS = cfg.edits,
     FIDO_IDLE_TIMEOUT = cfg.idle_timeout_ms and (tostring(cfg.idle_timeout_ms) .. "ms") or nil,
     FIDO_RESUME = cfg.resume,
+    FIDO_SANDBOX = cfg.sandbox,
     FIDO_MODELS = cfg.models and table.concat(cfg.models, ",") or nil,
   }
   -- Only non-empty lists: an empty Lua table encodes as a JSON object.

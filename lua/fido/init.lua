@@ -175,6 +175,12 @@ function M.statusline_segments()
   if st.mode and st.mode ~= "" and st.mode ~= "default" then
     table.insert(segs, { text = st.mode, prio = 2, side = "left" })
   end
+  local sandbox = type(st.sandbox) == "table" and st.sandbox.state or ""
+  if sandbox == "off" or sandbox == "unavailable" then
+    table.insert(segs, { text = "NOT sandboxed", prio = 2, side = "left" })
+  elseif sandbox == "on" or sandbox == "auto" then
+    table.insert(segs, { text = sandbox == "auto" and "sandbox auto" or "sandboxed", prio = 6, side = "left" })
+  end
   table.insert(segs, { text = label, prio = 1, side = "state" })
   local mcp_marker = require("fido.mcp").marker()
   if mcp_marker ~= "" then

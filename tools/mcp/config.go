@@ -47,6 +47,45 @@ type ServerConfig struct {
 	// Source is SourceSetup, SourceUser or SourceProject; File the file it was read from.
 	Source string
 	File   string
+	// Sandbox is the entry's "sandbox" (nil: not written): whether the
+	// stdio server runs in the OS sandbox, and with the network or not.
+	// Unwritten, a project server is sandboxed when its trust was decided
+	// by a Fido that sandboxes (every new trust decision); setup() and
+	// user-file servers are not.
+	Sandbox *SandboxSpec
+	// RawSandbox is the "sandbox" value as written, for the trust print.
+	RawSandbox string
+}
+
+// SandboxSpec is an entry's "sandbox": true, false or {"network": true}.
+type SandboxSpec struct {
+	Enabled bool
+	Network bool
+}
+
+// sandboxJSON reads "sandbox": true | false | {"network": true}.
+type sandboxJSON struct {
+	spec *SandboxSpec
+	raw  string
+}
+
+func (x *sandboxJSON) UnmarshalJSON(b []byte) error {
+	x.raw = string(bytes.TrimSpace(b))
+	var on bool
+	if err := json.Unmarshal(b, &on); err == nil {
+		x.spec = &SandboxSpec{Enabled: on}
+		return nil
+	}
+	var o struct {
+		Network *bool `json:"network"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		return fmt.Errorf(`"sandbox" must be true, false or {"network": true}`)
+	}
+	x.spec = &SandboxSpec{Enabled: true, Network: o.Network != nil && *o.Network}
+	return nil
 }
 
 // Stdio reports whether the server is started as a local process.
@@ -79,6 +118,7 @@ type serverJSON struct {
 	Cwd     string         `json:"cwd"`
 	URL     string         `json:"url"`
 	Headers luaMap[string] `json:"headers"`
+	Sandbox *sandboxJSON   `json:"sandbox"`
 }
 
 // Lua's JSON encoder writes an empty table as {} or [] alike: luaList and
@@ -182,6 +222,9 @@ func convert(m luaMap[serverJSON], source, file string, getenv func(string) stri
 			c.Args = append(c.Args, expand(a, getenv))
 		}
 		c.Env = expandMap(s.Env, getenv)
+		if s.Sandbox != nil {
+			c.Sandbox, c.RawSandbox = s.Sandbox.spec, s.Sandbox.raw
+		}
 		c.Headers = expandMap(s.Headers, getenv)
 		var problem string
 		switch {

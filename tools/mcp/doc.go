@@ -10,8 +10,12 @@
 // spec bytes, an approval before every call, the read-only guard for
 // subagents, bounded results.
 //
+// A stdio server runs in the OS sandbox (its guard applies it) when its
+// entry says "sandbox", or by default for project servers trusted from now
+// on (sandbox.go); the trust record remembers which.
+//
 // It imports the tool contract (tools), the workspace (its state files),
-// confined (reading them), the permission rules (MCPRule) and shell (the
-// process guard), nothing else of Fido's; only the composition root imports
+// confined (reading them), the permission rules (MCPRule), shell (the
+// process guard) and sandbox (the policy type), nothing else of Fido's; only the composition root imports
 // it.
 package mcp

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
+	"github.com/fido-nvim/fido/tools/sandbox"
 )
 
 // Config wires a Manager.
@@ -41,6 +42,15 @@ type Config struct {
 	Guard string
 	// Transport, when set, replaces every server's transport (tests).
 	Transport func(ServerConfig) sdk.Transport
+	// Sandbox is the OS sandbox policy for a stdio server that runs in it
+	// (ServerConfig.Sandbox, or a project server trusted with the
+	// sandbox as the default), with the network or not; an error (one
+	// wrapping sandbox.ErrUnavailable where none is enforced) keeps the
+	// server from starting. Nil: such servers do not start. The server's
+	// guard (Guard, required) applies it and supervises the server.
+	// env, when not nil, makes the server's environment fit the sandbox
+	// (TMPDIR, the sandbox's build caches).
+	Sandbox func(c ServerConfig, network bool) (pol sandbox.Policy, env func([]string) []string, err error)
 }
 
 // Manager owns every configured server, the trust decision for the
@@ -197,7 +207,7 @@ func (m *Manager) askTrust(p tools.Prompter, project, ask []*server, why []strin
 		blocks = append(blocks, describeEntry(s.cfg, why[i]))
 	}
 	prompt := fmt.Sprintf("The project's .mcp.json wants to start MCP servers: %s. Start them?", joinShort(names, 400))
-	info := []string{"MCP servers from .mcp.json in " + m.cfg.Root + ": each runs as a program with your rights",
+	info := []string{"MCP servers from .mcp.json in " + m.cfg.Root + ": each runs as a program, in the OS sandbox unless its entry says \"sandbox\": false",
 		"the answer covers exactly these entries; any change to one (command, args, env, cwd, or a workspace file it runs) asks again"}
 	if legacy {
 		info = append(info, "an earlier Fido recorded only \"trusted\" for this workspace, not which commands; so it asks again")
@@ -209,7 +219,6 @@ func (m *Manager) askTrust(p tools.Prompter, project, ask []*server, why []strin
 		Approval:   true,
 		Detail:     strings.Join(blocks, "\n"),
 		DetailInfo: append(info, fmt.Sprintf("start timeout %s", m.cfg.Options.StartTimeout)),
-		Sandbox:    tools.NotSandboxed,
 	}
 	answer := ""
 	if idx, err := tools.AskQuestion(context.Background(), p, q, prompt); err == nil && idx >= 0 && idx < len(q.Items) {

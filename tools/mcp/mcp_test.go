@@ -515,9 +515,8 @@ func TestMCPQuestionsAreApprovalsWithTheSafeChoiceFirst(t *testing.T) {
 	assert.Equal(t, TrustLater, tq.Items[tq.Safe])
 	// The whole command line, quoted as sh would need it, its directory and
 	// the names (never the values) of its variables.
-	assert.Equal(t, "proj (new)\n  runs: x --port '80 81' 'it'\\''s'\n  in:   the workspace root\n  env:  A=1\n        TOKEN=‹hidden, 6 characters›\nweb (new)\n  url:  https://mcp.example/x", tq.Detail)
+	assert.Equal(t, "proj (new)\n  runs: x --port '80 81' 'it'\\''s'\n  in:   the workspace root\n  sandbox: "+sandboxLine(nil)+"\n  env:  A=1\n        TOKEN=‹hidden, 6 characters›\nweb (new)\n  url:  https://mcp.example/x", tq.Detail)
 	assert.NotContains(t, tq.Detail, "secret")
-	assert.Equal(t, tools.NotSandboxed, tq.Sandbox)
 	assert.Contains(t, tq.DetailInfo, "start timeout 5s")
 }
 

@@ -170,6 +170,12 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, []
 	switch {
 	case s.m.cfg.Transport != nil: // tests: an in-process server
 		transport = s.m.cfg.Transport(s.cfg)
+	case s.cfg.Stdio() && s.m.sandboxed(s.cfg):
+		var err error
+		if cmd, err = s.sandboxedCommand(); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}
 	case s.cfg.Stdio():
 		cmd = s.command()
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}
@@ -239,6 +245,12 @@ func (s *server) refreshTools() {
 // under it), the user's environment minus Fido's keys, under the guard in a
 // process group of its own.
 func (s *server) command() *exec.Cmd {
+	return ownGroup(s.plainCommand(), s.m.cfg.Guard)
+}
+
+// plainCommand is the server's own command line, directory, environment
+// and stderr.
+func (s *server) plainCommand() *exec.Cmd {
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 	cmd.Dir = s.m.cfg.Root
 	if s.cfg.Cwd != "" {
@@ -249,7 +261,7 @@ func (s *server) command() *exec.Cmd {
 	}
 	cmd.Env = serverEnv(s.m.environ(), s.cfg.Env)
 	cmd.Stderr = s.stderr
-	return ownGroup(cmd, s.m.cfg.Guard)
+	return cmd
 }
 
 // serverEnv is base without Fido's keys (unless env names them), plus env.

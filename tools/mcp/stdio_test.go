@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/sandbox"
 	"github.com/fido-nvim/fido/tools/shell"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,12 +31,23 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == shell.GuardCommand {
 		os.Exit(shell.RunGuard(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperCommand {
+		os.Exit(sandbox.RunHelper(os.Args[2:]))
+	}
 	if os.Getenv("FIDO_MCP_TEST_SERVER") == "1" {
 		srv := sdk.NewServer(&sdk.Implementation{Name: "child", Version: "1"}, nil)
 		sdk.AddTool(srv, &sdk.Tool{Name: "env", Description: "Reports its environment."},
 			func(context.Context, *sdk.CallToolRequest, echoIn) (*sdk.CallToolResult, any, error) {
 				wd, _ := os.Getwd()
 				out := fmt.Sprintf("cwd=%s openrouter=%q tavily=%q named=%q", wd, os.Getenv("OPENROUTER_API_KEY"), os.Getenv("TAVILY_API_KEY"), os.Getenv("NAMED"))
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}, nil, nil
+			})
+		sdk.AddTool(srv, &sdk.Tool{Name: "write", Description: "Writes a file."},
+			func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+				out := "wrote " + in.Text
+				if err := os.WriteFile(in.Text, []byte("x"), 0o644); err != nil {
+					out = "cannot write: " + err.Error()
+				}
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out}}}, nil, nil
 			})
 		sdk.AddTool(srv, &sdk.Tool{Name: "die", Description: "Exits."},
@@ -90,7 +102,7 @@ func TestStdioServerEnvironmentCwdAndCrash(t *testing.T) {
 	m.Start(&fakePrompter{})
 	t.Cleanup(m.Close)
 	r := catalogRegistry(t, m)
-	require.Equal(t, []string{"mcp__child__die", "mcp__child__env"}, r.Names())
+	require.Equal(t, []string{"mcp__child__die", "mcp__child__env", "mcp__child__write"}, r.Names())
 
 	res := invoke(t, r, mainInv, "mcp__child__env", `{"text":""}`)
 	require.False(t, res.IsError, res.Content)

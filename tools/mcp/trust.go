@@ -49,6 +49,13 @@ type entryPrint struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Files: workspace-relative path → hash of its size and modification time.
 	Files map[string]string `json:"files,omitempty"`
+	// Sandbox is the hash of the entry's "sandbox" as written ("" when not
+	// written, as in records made before it existed).
+	Sandbox string `json:"sandbox,omitempty"`
+	// SandboxDefault: trusted by a Fido that sandboxes servers whose entry
+	// does not say; records made before have it false, and their servers
+	// keep running as they were trusted.
+	SandboxDefault bool `json:"sandbox_default,omitempty"`
 }
 
 type trustFileJSON struct {
@@ -220,6 +227,11 @@ func printOf(salt []byte, c ServerConfig, root string) entryPrint {
 		Args:    hashPart(salt, "args", string(args)),
 		Cwd:     hashPart(salt, "cwd", c.Cwd),
 		URL:     hashPart(salt, "url", c.URL),
+		// Every trust decision from now on sandboxes by default.
+		SandboxDefault: true,
+	}
+	if c.RawSandbox != "" {
+		p.Sandbox = hashPart(salt, "sandbox", c.RawSandbox)
 	}
 	if env := rawEnv(c); len(env) > 0 {
 		p.Env = map[string]string{}
@@ -318,7 +330,7 @@ func diffPrints(old, cur entryPrint) []string {
 	var out []string
 	for _, f := range []struct{ name, a, b string }{
 		{"type", old.Type, cur.Type}, {"command", old.Command, cur.Command}, {"args", old.Args, cur.Args},
-		{"cwd", old.Cwd, cur.Cwd}, {"url", old.URL, cur.URL},
+		{"cwd", old.Cwd, cur.Cwd}, {"url", old.URL, cur.URL}, {"sandbox", old.Sandbox, cur.Sandbox},
 	} {
 		if f.a != f.b {
 			out = append(out, f.name)
@@ -417,12 +429,26 @@ func describeEntry(c ServerConfig, why string) string {
 			cwd = c.Cwd
 		}
 		fmt.Fprintf(&b, "  in:   %s\n", cwd)
+		fmt.Fprintf(&b, "  sandbox: %s\n", sandboxLine(c.Sandbox))
 	} else {
 		fmt.Fprintf(&b, "  url:  %s\n", shortValue(c.URL))
 	}
 	writeVars(&b, "env: ", rawEnv(c))
 	writeVars(&b, "headers:", rawHeaders(c))
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// sandboxLine says how a project server asked about will run.
+func sandboxLine(spec *SandboxSpec) string {
+	switch {
+	case spec == nil:
+		return `yes (the default): writes only in the workspace and its temp dir, no network, your keys hidden ("sandbox": false runs it with your full authority)`
+	case !spec.Enabled:
+		return `NO ("sandbox": false): it runs with your full authority`
+	case spec.Network:
+		return "yes, with the network: writes only in the workspace and its temp dir, your keys hidden"
+	}
+	return "yes: writes only in the workspace and its temp dir, no network, your keys hidden"
 }
 
 // shortRun bounds a command line in the question (a hostile one can be huge).

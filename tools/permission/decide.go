@@ -49,6 +49,18 @@ type Decision struct {
 	// command name, sh -c, xargs …) or escalates privileges: no rule is
 	// proposed for those.
 	Propose Rule
+	// Concerns says what each reason is about (one per reason, in order),
+	// so a sandbox can tell which reasons it makes harmless.
+	Concerns []Concern
+	// Cautions are what the line will probably need beyond a sandbox's
+	// defaults (the network, .git writes) and deletions it makes, whatever
+	// the verdict (Refuse aside).
+	Cautions []Caution
+	// Widen is what the allow rules let this line do beyond the sandbox's
+	// defaults: every command in it (inert builtins such as cd and echo
+	// aside) is covered by an allow rule with that widening, or the line
+	// is approved by a script rule with it. Zero when a command has none.
+	Widen Widening
 }
 
 // Checker decides command lines against rules for one workspace.
@@ -79,20 +91,24 @@ func (c Checker) decide(line string, propose bool) Decision {
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
-		return Decision{Verdict: Ask, Reasons: []string{"the shell parser cannot read it: " + err.Error()}}
+		return Decision{Verdict: Ask, Reasons: []string{"the shell parser cannot read it: " + err.Error()}, Concerns: []Concern{ConcernUnreadable}}
 	}
 	a := newAnalysis(c, f)
 	a.run(f)
 	if a.denied != nil {
 		return Decision{Verdict: Refuse, Rule: a.denied}
 	}
+	widen := a.widening()
+	if s := c.scriptRule(line, Allow); s != nil && !a.opaque {
+		widen = widen.Union(s.Widening)
+		if len(a.reasons) > 0 {
+			return Decision{Verdict: Run, Suggest: a.suggest, Cautions: a.cautions, Widen: widen}
+		}
+	}
 	if len(a.reasons) == 0 {
-		return Decision{Verdict: Run, Suggest: a.suggest}
+		return Decision{Verdict: Run, Suggest: a.suggest, Cautions: a.cautions, Widen: widen}
 	}
-	if !a.opaque && c.scriptRule(line, Allow) != nil {
-		return Decision{Verdict: Run, Suggest: a.suggest}
-	}
-	d := Decision{Verdict: Ask, Reasons: a.reasons, Suggest: a.suggest}
+	d := Decision{Verdict: Ask, Reasons: a.reasons, Concerns: a.concerns, Suggest: a.suggest, Cautions: a.cautions, Widen: widen}
 	if propose && !a.opaque {
 		d.Propose = c.proposal(line, a.suggest)
 	}
@@ -132,9 +148,17 @@ type word struct {
 
 // analysis collects what one walk over a command line found.
 type analysis struct {
-	checker Checker
-	denied  *Rule
-	reasons []string
+	checker  Checker
+	denied   *Rule
+	reasons  []string
+	concerns []Concern // what each reason is about
+	cautions []Caution
+	// granted holds, for each command checked against the rules (inert
+	// builtins left out), the widening its matching allow rules give.
+	granted []Widening
+	// matched holds, for each of those commands, the allow rule that
+	// covered it with the most words (nil: none).
+	matched []*Rule
 	// opaque: a reason says that what runs is not in the text (eval, a
 	// computed command name, sh -c, sudo …); no script rule covers it.
 	opaque          bool
@@ -186,15 +210,16 @@ func (a *analysis) run(f *syntax.File) {
 	syntax.Walk(f, a.visit)
 	if a.changesDir {
 		for _, t := range a.relativeTargets {
-			a.ask("writes to %s after changing directory", t)
+			a.askAs(ConcernCode, "writes to %s after changing directory", t)
 		}
 	}
 	if a.commands == 0 && a.statements > 0 {
-		a.ask("it runs no command a rule covers (only assignments, declarations, tests or arithmetic)")
+		a.askAs(ConcernUncovered, "it runs no command a rule covers (only assignments, declarations, tests or arithmetic)")
 	}
 }
 
-func (a *analysis) ask(format string, args ...any) {
+// askAs adds a reason to ask, with what it is about (Concern).
+func (a *analysis) askAs(k Concern, format string, args ...any) {
 	r := fmt.Sprintf(format, args...)
 	for _, have := range a.reasons {
 		if have == r {
@@ -202,12 +227,13 @@ func (a *analysis) ask(format string, args ...any) {
 		}
 	}
 	a.reasons = append(a.reasons, r)
+	a.concerns = append(a.concerns, k)
 }
 
-// askOpaque asks about something whose effect is not in the text.
-func (a *analysis) askOpaque(format string, args ...any) {
+// askOpaqueAs asks about something whose effect is not in the text.
+func (a *analysis) askOpaqueAs(k Concern, format string, args ...any) {
 	a.opaque = true
-	a.ask(format, args...)
+	a.askAs(k, format, args...)
 }
 
 func (a *analysis) visit(n syntax.Node) bool {
@@ -221,7 +247,7 @@ func (a *analysis) visit(n syntax.Node) bool {
 		if w := literalWord(n.Name); n.Name != nil && w.literal {
 			a.setVar(w.text)
 		} else if n.Name != nil {
-			a.ask("coproc is named at run time")
+			a.askAs(ConcernCode, "coproc is named at run time")
 		}
 	case *syntax.File, *syntax.Comment, *syntax.Word, *syntax.Lit, *syntax.SglQuoted, *syntax.DblQuoted,
 		*syntax.CmdSubst, *syntax.ProcSubst, *syntax.Subshell, *syntax.Block, *syntax.IfClause,
@@ -255,7 +281,7 @@ func (a *analysis) visit(n syntax.Node) bool {
 		a.decl(n)
 	case *syntax.ArrayElem:
 		if n.Index != nil && !pureArith(n.Index) {
-			a.ask("an array subscript is evaluated at run time (a[$(cmd)] runs cmd)")
+			a.askAs(ConcernCode, "an array subscript is evaluated at run time (a[$(cmd)] runs cmd)")
 		}
 	case *syntax.WordIter:
 		a.setVar(n.Name.Value)
@@ -278,7 +304,7 @@ func (a *analysis) visit(n syntax.Node) bool {
 	case *syntax.Redirect:
 		a.redirect(n)
 	default:
-		a.ask("it uses a shell construct Fido does not analyse (%T)", n)
+		a.askAs(ConcernUnreadable, "it uses a shell construct Fido does not analyse (%T)", n)
 	}
 	return true
 }
@@ -289,7 +315,7 @@ func (a *analysis) assign(as *syntax.Assign) {
 		return // declare's flags and bare names are read by decl
 	}
 	if as.Index != nil && !pureArith(as.Index) {
-		a.ask("an array subscript is evaluated at run time (a[$(cmd)] runs cmd)")
+		a.askAs(ConcernCode, "an array subscript is evaluated at run time (a[$(cmd)] runs cmd)")
 	}
 	if !a.splitOnly[as] {
 		a.setVar(as.Name.Value)
@@ -300,11 +326,11 @@ func (a *analysis) assign(as *syntax.Assign) {
 // run or load.
 func (a *analysis) setVar(name string) {
 	if !isName(name) {
-		a.ask("it assigns %q, which is not a plain variable name", name)
+		a.askAs(ConcernUnreadable, "it assigns %q, which is not a plain variable name", name)
 		return
 	}
 	if dangerousVariable(name) {
-		a.ask("sets %s", name)
+		a.askAs(ConcernCode, "sets %s", name)
 	}
 }
 
@@ -317,7 +343,7 @@ func (a *analysis) decl(d *syntax.DeclClause) {
 		"export": "fnp", "readonly": "aAfp",
 	}[variant]
 	if allowed == "" {
-		a.ask("%s is not analysed", variant)
+		a.askAs(ConcernUnreadable, "%s is not analysed", variant)
 		return
 	}
 	array := false
@@ -327,32 +353,32 @@ func (a *analysis) decl(d *syntax.DeclClause) {
 		}
 		w := literalWord(as.Value)
 		if !w.literal {
-			a.ask("%s has an argument computed at run time", variant)
+			a.askAs(ConcernCode, "%s has an argument computed at run time", variant)
 			continue
 		}
 		if strings.HasPrefix(w.text, "-") || strings.HasPrefix(w.text, "+") {
 			for _, f := range w.text[1:] {
 				switch {
 				case f == 'i':
-					a.ask("%s -i evaluates its values as arithmetic (a value like a[$(cmd)] runs cmd)", variant)
+					a.askAs(ConcernCode, "%s -i evaluates its values as arithmetic (a value like a[$(cmd)] runs cmd)", variant)
 				case f == 'n':
-					a.ask("%s -n makes a name reference (assigning it sets another variable)", variant)
+					a.askAs(ConcernCode, "%s -n makes a name reference (assigning it sets another variable)", variant)
 				case f == 'a' || f == 'A':
 					array = true
 				case !strings.ContainsRune(allowed, f):
-					a.ask("%s -%c is not analysed", variant, f)
+					a.askAs(ConcernUnreadable, "%s -%c is not analysed", variant, f)
 				}
 			}
 			continue
 		}
 		name, value, _ := strings.Cut(w.text, "=")
 		if i := strings.IndexByte(name, '['); i >= 0 {
-			a.ask("%s %s: the subscript is evaluated at run time", variant, name)
+			a.askAs(ConcernCode, "%s %s: the subscript is evaluated at run time", variant, name)
 			continue
 		}
 		a.setVar(name)
 		if strings.HasPrefix(value, "(") && variant != "export" {
-			a.ask("%s re-reads a quoted array value, whose subscripts run commands", variant)
+			a.askAs(ConcernCode, "%s re-reads a quoted array value, whose subscripts run commands", variant)
 		}
 	}
 	if variant == "export" {
@@ -366,7 +392,7 @@ func (a *analysis) decl(d *syntax.DeclClause) {
 			continue
 		}
 		if w := literalWord(as.Value); !w.literal || strings.HasPrefix(w.text, "(") {
-			a.ask("%s re-reads the value of array %s, whose subscripts run commands", variant, as.Name.Value)
+			a.askAs(ConcernCode, "%s re-reads the value of array %s, whose subscripts run commands", variant, as.Name.Value)
 		}
 	}
 }
@@ -376,7 +402,7 @@ func (a *analysis) decl(d *syntax.DeclClause) {
 // subscript in it (a[$(cmd)]) runs commands.
 func (a *analysis) arith(x syntax.ArithmExpr) {
 	if x != nil && !pureArith(x) {
-		a.ask("arithmetic reads variables or expansions (a value like a[$(cmd)] runs cmd)")
+		a.askAs(ConcernCode, "arithmetic reads variables or expansions (a value like a[$(cmd)] runs cmd)")
 	}
 }
 
@@ -387,26 +413,26 @@ func (a *analysis) param(p *syntax.ParamExp) {
 		name = p.Param.Value
 	}
 	if p.Excl && p.Names == 0 && !allIndex(p.Index) {
-		a.ask("${!%s} expands the variable named by a value (a[$(cmd)] there runs cmd)", name)
+		a.askAs(ConcernCode, "${!%s} expands the variable named by a value (a[$(cmd)] there runs cmd)", name)
 	}
 	if p.Index != nil && !allIndex(p.Index) && !pureArith(p.Index) {
-		a.ask("the subscript of ${%s[…]} is evaluated at run time", name)
+		a.askAs(ConcernCode, "the subscript of ${%s[…]} is evaluated at run time", name)
 	}
 	if p.Slice != nil && (p.Slice.Offset != nil && !pureArith(p.Slice.Offset) || p.Slice.Length != nil && !pureArith(p.Slice.Length)) {
-		a.ask("the offsets of ${%s:…} are arithmetic that reads variables", name)
+		a.askAs(ConcernCode, "the offsets of ${%s:…} are arithmetic that reads variables", name)
 	}
 	if p.Exp != nil {
 		switch p.Exp.Op {
 		case syntax.OtherParamOps:
 			if op := literalWord(p.Exp.Word); !op.literal || len(op.text) != 1 || !strings.Contains("QEAaUuLKk", op.text) {
-				a.ask("${%s@%s} expands the value as a prompt, running the commands in it", name, op.text)
+				a.askAs(ConcernCode, "${%s@%s} expands the value as a prompt, running the commands in it", name, op.text)
 			}
 		case syntax.AssignUnset, syntax.AssignUnsetOrNull:
 			a.setVar(name)
 		}
 	}
 	if p.NestedParam != nil || p.Width || p.IsSet || p.Flags != nil || len(p.Modifiers) > 0 {
-		a.ask("${…} uses a form Fido does not analyse")
+		a.askAs(ConcernUnreadable, "${…} uses a form Fido does not analyse")
 	}
 }
 
@@ -418,7 +444,7 @@ func (a *analysis) test(x syntax.TestExpr) {
 		switch x.Op {
 		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
 			if !numberWord(x.X) || !numberWord(x.Y) {
-				a.ask("[[ %s ]] evaluates its operands as arithmetic (a value like a[$(cmd)] runs cmd)", x.Op)
+				a.askAs(ConcernCode, "[[ %s ]] evaluates its operands as arithmetic (a value like a[$(cmd)] runs cmd)", x.Op)
 			}
 		}
 		a.test(x.X)
@@ -426,7 +452,7 @@ func (a *analysis) test(x syntax.TestExpr) {
 	case *syntax.UnaryTest:
 		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
 			if w, ok := x.X.(*syntax.Word); !ok || !isVarRef(literalWord(w)) {
-				a.ask("[[ %s ]] evaluates a subscript at run time", x.Op)
+				a.askAs(ConcernCode, "[[ %s ]] evaluates a subscript at run time", x.Op)
 			}
 		}
 		a.test(x.X)
@@ -465,7 +491,7 @@ func (a *analysis) command(all []word, env []string) {
 	}
 	name := ws[0]
 	if !name.literal {
-		a.askOpaque("the command name is computed at run time")
+		a.askOpaqueAs(ConcernOpaque, "the command name is computed at run time")
 		a.checkDeny(ws)
 		return
 	}
@@ -475,16 +501,16 @@ func (a *analysis) command(all []word, env []string) {
 	base := filepath.Base(name.text)
 	switch {
 	case neverStatic[base]:
-		a.askOpaque("%s runs code that cannot be checked before it runs", base)
+		a.askOpaqueAs(ConcernOpaque, "%s runs code that cannot be checked before it runs", base)
 		return
 	case escalates[base]:
-		a.askOpaque("%s runs a command as another user", base)
+		a.askOpaqueAs(ConcernEscalation, "%s runs a command as another user", base)
 		return
 	case shells[base] && readsCommands(ws[1:]):
-		a.askOpaque("%s reads commands from -c or its input", base)
+		a.askOpaqueAs(ConcernOpaque, "%s reads commands from -c or its input", base)
 		return
 	case runsCommands[base]:
-		a.askOpaque("%s runs commands built from its input or arguments", base)
+		a.askOpaqueAs(ConcernOpaque, "%s runs commands built from its input or arguments", base)
 		return
 	}
 	if changesDir[name.text] {
@@ -492,7 +518,10 @@ func (a *analysis) command(all []word, env []string) {
 	}
 	c := &call{a: a, ws: ws, name: base, env: env}
 	c.check()
+	a.caution(ws, base)
 	approved := -1
+	var best *Rule
+	var granted Widening
 	for i := range a.checker.Rules {
 		r := &a.checker.Rules[i]
 		if r.Effect == Allow && r.match(ws) == matches {
@@ -500,11 +529,19 @@ func (a *analysis) command(all []word, env []string) {
 			if r.Exact {
 				n = len(ws)
 			}
+			if n > approved {
+				best = r
+			}
 			approved = max(approved, n)
+			granted = granted.Union(r.Widening)
 		}
 	}
+	if !inert[base] {
+		a.granted = append(a.granted, granted)
+		a.matched = append(a.matched, best)
+	}
 	if approved < 0 {
-		a.ask("no allow rule covers %s", shorten(joinWords(ws)))
+		a.askAs(ConcernUncovered, "no allow rule covers %s", shorten(joinWords(ws)))
 		if a.suggest == "" {
 			a.suggest = SuggestPrefix(ws)
 		}
@@ -517,13 +554,26 @@ func (a *analysis) command(all []word, env []string) {
 		}
 		switch {
 		case f.reason != "" && f.opaque:
-			a.askOpaque("%s", f.reason)
+			a.askOpaqueAs(ConcernOpaque, "%s", f.reason)
 		case f.reason != "":
-			a.ask("%s", f.reason)
+			a.askAs(f.concern, "%s", f.reason)
 		case f.relative != "":
 			a.relativeTargets = append(a.relativeTargets, f.relative)
 		}
 	}
+}
+
+// widening is what the allow rules give every command of the line: the
+// intersection of each command's widening (zero when there is none).
+func (a *analysis) widening() Widening {
+	if len(a.granted) == 0 || a.opaque {
+		return Widening{}
+	}
+	w := a.granted[0]
+	for _, g := range a.granted[1:] {
+		w = w.Intersect(g)
+	}
+	return w
 }
 
 // checkDeny refuses (true) on a deny rule that matches, and asks on one that
@@ -541,7 +591,7 @@ func (a *analysis) checkDeny(ws []word) bool {
 			}
 			return true
 		case mayMatch:
-			a.ask("it may expand to a command the rule %q denies", r.String())
+			a.askAs(ConcernDeny, "it may expand to a command the rule %q denies", r.String())
 		}
 	}
 	return false
@@ -562,7 +612,7 @@ func (a *analysis) unwrap(ws []word) (rest []word, env []string, ok bool) {
 		// Options, and the arguments of those that take one.
 		for len(ws) > 0 && strings.HasPrefix(ws[0].text, "-") && ws[0].text != "-" {
 			if !ws[0].literal {
-				a.askOpaque("%s has options computed at run time", name)
+				a.askOpaqueAs(ConcernOpaque, "%s has options computed at run time", name)
 				return nil, nil, false
 			}
 			opt := ws[0].text
@@ -572,24 +622,24 @@ func (a *analysis) unwrap(ws []word) (rest []word, env []string, ok bool) {
 			}
 			o := spec.option(opt, ws)
 			if o.why != "" {
-				a.ask("%s %s %s", name, opt, o.why)
+				a.askAs(ConcernOpaque, "%s %s %s", name, opt, o.why)
 				return nil, nil, false
 			}
 			if o.hasWrite {
-				if r := a.checkTarget(o.file, o.literal); r != "" {
-					a.ask("%s %s %s", name, opt, r)
+				if r, k := a.checkTarget(o.file, o.literal); r != "" {
+					a.askAs(k, "%s %s %s", name, opt, r)
 				}
 			}
 			ws = ws[o.values:]
 		}
 		if len(ws) > 0 && !ws[0].literal && a.startsUnknown(ws[0].node.Parts) {
-			a.askOpaque("%s has options or a command computed at run time", name)
+			a.askOpaqueAs(ConcernOpaque, "%s has options or a command computed at run time", name)
 			return nil, nil, false
 		}
 		if spec.envAssigns {
 			for len(ws) > 0 && strings.Contains(ws[0].text, "=") && !strings.HasPrefix(ws[0].text, "=") {
 				if !ws[0].literal {
-					a.ask("%s sets a variable computed at run time", name)
+					a.askAs(ConcernCode, "%s sets a variable computed at run time", name)
 					return nil, nil, false
 				}
 				v := ws[0].text[:strings.IndexByte(ws[0].text, '=')]
@@ -622,32 +672,33 @@ func (a *analysis) redirect(r *syntax.Redirect) {
 		return
 	}
 	w := literalWord(r.Word)
-	if reason := a.checkTarget(w.text, w.literal); reason != "" {
-		a.ask("%s", reason)
+	if reason, k := a.checkTarget(w.text, w.literal); reason != "" {
+		a.askAs(k, "%s", reason)
 	} else if w.literal && !filepath.IsAbs(w.text) && !devSink(w.text) {
 		a.relativeTargets = append(a.relativeTargets, w.text)
 	}
 }
 
 // checkTarget is why writing path must be asked ("" when it may be
-// written): a path computed at run time, outside the workspace (symlinks
-// resolved), or in .git.
-func (a *analysis) checkTarget(path string, literal bool) string {
+// written) and what that is about: a path computed at run time
+// (ConcernCode: a sandbox refuses it if it is outside), outside the
+// workspace (symlinks resolved), or in .git.
+func (a *analysis) checkTarget(path string, literal bool) (string, Concern) {
 	if !literal {
-		return "writes to a file named at run time"
+		return "writes to a file named at run time", ConcernCode
 	}
 	if devSink(path) {
-		return ""
+		return "", ConcernOther
 	}
 	if !a.checker.inside(path) {
-		return fmt.Sprintf("writes to %s, outside the workspace", path)
+		return fmt.Sprintf("writes to %s, outside the workspace", path), ConcernOutside
 	}
 	for _, c := range strings.Split(filepath.ToSlash(filepath.Clean(path)), "/") {
 		if strings.EqualFold(c, ".git") {
-			return "writes into .git (git's config and hooks can run commands)"
+			return "writes into .git (git's config and hooks can run commands)", ConcernGit
 		}
 	}
-	return ""
+	return "", ConcernOther
 }
 
 // devSink: the special files a write to which changes nothing on disk.

@@ -29,6 +29,13 @@
 // tools (MCPRule). Asking the user belongs to the callers (bash_exec,
 // javascript_execute, the MCP manager).
 //
+// For the OS sandbox (tools/shell) a Decision also says what each reason
+// is about (Concern; SandboxHarmless and ReadOnlyHarmless for the auto
+// mode), what the line will probably need or destroy (Cautions: network,
+// .git writes, deletions), and the widening its allow rules give it: an
+// allow rule may carry one after "with" (`allow git push with network,
+// read ~/.ssh`), applied only when every command of the line is covered.
+//
 // It imports the workspace's state-file helpers and confined, nothing else
 // of Fido's; the tool contract does not import it.
 package permission

@@ -33,15 +33,24 @@ type finding struct {
 	reason   string
 	opaque   bool
 	relative string
+	concern  Concern
 }
 
+// flag records an option or operand that runs a program (ConcernCode: a
+// sandbox contains what it runs). One that writes outside the workspace,
+// into .git, deletes files or reaches another machine uses flagAs.
 func (c *call) flag(at int, format string, args ...any) {
-	c.out = append(c.out, finding{at: at, reason: fmt.Sprintf(format, args...)})
+	c.flagAs(ConcernCode, at, format, args...)
+}
+
+// flagAs records a finding about concern k.
+func (c *call) flagAs(k Concern, at int, format string, args ...any) {
+	c.out = append(c.out, finding{at: at, reason: fmt.Sprintf(format, args...), concern: k})
 }
 
 // flagOpaque: what the finding runs is not in the text (a script file).
 func (c *call) flagOpaque(at int, format string, args ...any) {
-	c.out = append(c.out, finding{at: at, reason: fmt.Sprintf(format, args...), opaque: true})
+	c.out = append(c.out, finding{at: at, reason: fmt.Sprintf(format, args...), opaque: true, concern: ConcernOpaque})
 }
 
 // write records that the command writes path (found at word at).
@@ -49,8 +58,8 @@ func (c *call) write(at int, path string, literal bool) {
 	if literal && !devSink(path) {
 		path = c.path(path)
 	}
-	if r := c.a.checkTarget(path, literal); r != "" {
-		c.flag(at, "%s %s", c.name, r)
+	if r, k := c.a.checkTarget(path, literal); r != "" {
+		c.flagAs(k, at, "%s %s", c.name, r)
 		return
 	}
 	if !filepath.IsAbs(path) && !devSink(path) {

@@ -163,7 +163,7 @@ func checkGit(c *call) {
 		case sub == "help" && o.is(spec, "-w", "web"):
 			c.flag(o.at, "git help --web starts a web browser")
 		case sub == "apply" && o.is(spec, "unsafe-paths"):
-			c.flag(o.at, "git apply --unsafe-paths writes outside the repository")
+			c.flagAs(ConcernOutside, o.at, "git apply --unsafe-paths writes outside the repository")
 		}
 	}
 	for _, k := range p.operands {
@@ -209,7 +209,7 @@ func checkGit(c *call) {
 		}
 	case "maintenance":
 		if k, ok := operand(0); ok && c.ws[k].text != "run" {
-			c.flag(k, "git maintenance %s writes scheduler or global configuration", c.ws[k].text)
+			c.flagAs(ConcernOutside, k, "git maintenance %s writes scheduler or global configuration", c.ws[k].text)
 		}
 	}
 }
@@ -220,7 +220,7 @@ func checkGitConfig(c *call, spec optSpec, p parsedArgs) {
 	for _, o := range p.opts {
 		switch {
 		case o.is(spec, "-e", "edit", "add", "unset", "unset-all", "replace-all", "rename-section", "remove-section"):
-			c.flag(o.at, "git config %s writes configuration, which can run programs", o.name())
+			c.flagAs(ConcernGit, o.at, "git config %s writes configuration, which can run programs", o.name())
 			return
 		case o.is(spec, "-l", "list", "get", "get-all", "get-regexp", "get-urlmatch", "get-color", "get-colorbool"):
 			read = true
@@ -235,7 +235,7 @@ func checkGitConfig(c *call, spec optSpec, p parsedArgs) {
 		}
 	}
 	if !read && len(p.operands) != 1 {
-		c.flag(c.last()-1, "git config writes configuration, which can run programs")
+		c.flagAs(ConcernGit, c.last()-1, "git config writes configuration, which can run programs")
 	}
 }
 
@@ -289,7 +289,7 @@ func checkSed(c *call) {
 		case o.is(sedSpec, "-i", "in-place"):
 			inPlace = true
 			if strings.Contains(o.value, "/") {
-				c.flag(o.at, "sed -i with a / in the backup name writes the backup into another directory")
+				c.flagAs(ConcernOutside, o.at, "sed -i with a / in the backup name writes the backup into another directory")
 			}
 		case o.is(sedSpec, "sandbox"):
 			sandbox = true
@@ -437,7 +437,7 @@ func checkFind(c *call) {
 		case "-exec", "-execdir", "-ok", "-okdir":
 			c.flag(i, "find %s runs a command", w.text)
 		case "-delete":
-			c.flag(i, "find -delete deletes what it finds")
+			c.flagAs(ConcernDestructive, i, "find -delete deletes what it finds")
 		case "-fprint", "-fprint0", "-fprintf", "-fls":
 			if i+1 < len(c.ws) {
 				c.writeWord(i + 1)
@@ -676,7 +676,7 @@ func checkGo(c *call) {
 	case "env":
 		for k := i + 1; k < len(c.ws); k++ {
 			if t := strings.TrimLeft(c.ws[k].text, "-"); strings.HasPrefix(c.ws[k].text, "-") && (t == "w" || t == "u") {
-				c.flag(k, "go env -%s writes Go's user configuration (GOFLAGS can add -toolexec)", t)
+				c.flagAs(ConcernOutside, k, "go env -%s writes Go's user configuration (GOFLAGS can add -toolexec)", t)
 			}
 		}
 		return
@@ -684,7 +684,7 @@ func checkGo(c *call) {
 		for k := i + 1; k < len(c.ws); k++ {
 			switch t := strings.TrimLeft(c.ws[k].text, "-"); t {
 			case "cache", "modcache", "fuzzcache":
-				c.flag(k, "go clean -%s deletes Go's caches outside the workspace", t)
+				c.flagAs(ConcernOutside, k, "go clean -%s deletes Go's caches outside the workspace", t)
 			}
 		}
 	case "build", "install", "run", "test", "vet", "list", "get", "tool":
@@ -780,10 +780,10 @@ func checkNpm(c *call) {
 	switch sub {
 	case "install", "i", "add", "uninstall", "remove", "rm", "un", "r", "link", "ln", "update", "up", "upgrade":
 		if global {
-			c.flag(subAt, "%s %s -g writes packages outside the workspace", c.name, sub)
+			c.flagAs(ConcernOutside, subAt, "%s %s -g writes packages outside the workspace", c.name, sub)
 		}
 	case "config", "set":
-		c.flag(subAt, "%s %s can write its configuration, which can run programs", c.name, sub)
+		c.flagAs(ConcernOutside, subAt, "%s %s can write its configuration, which can run programs", c.name, sub)
 	}
 	_ = exec
 }
@@ -1117,7 +1117,7 @@ func checkRsync(c *call) {
 	}
 	dest := p.operands[len(p.operands)-1]
 	if t := c.ws[dest].text; remotePath(t) {
-		c.flag(dest, "rsync writes to another machine (%s)", t)
+		c.flagAs(ConcernNetwork, dest, "rsync writes to another machine (%s)", t)
 	} else {
 		c.writeWord(dest)
 	}

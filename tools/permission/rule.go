@@ -31,14 +31,25 @@ const (
 // must be the whole command, arguments included. With Script set, Command
 // is a whole command line (often a multi-line script) and the rule matches
 // only that exact text (ScriptText): "Always …" proposes one when no
-// prefix rule would let the line run. Rules saved before script rules
-// existed read back unchanged (the field is omitted when false).
+// prefix rule would let the line run. An allow rule may carry a
+// Widening: what its commands may do beyond the sandbox's defaults
+// (`allow git push with network`). Rules saved before script rules or
+// widenings existed read back unchanged (the fields are omitted when
+// empty), and an older Fido reading a rule with a widening reads the
+// allow rule without it.
 type Rule struct {
 	Effect  Effect `json:"effect"`
 	Command string `json:"command"`
 	Exact   bool   `json:"exact,omitempty"`
 	Script  bool   `json:"script,omitempty"`
 	Origin  Origin `json:"origin,omitempty"`
+	Widening
+}
+
+// same reports whether r and o are the same rule (origin aside).
+func (r Rule) same(o Rule) bool {
+	return r.Effect == o.Effect && r.Command == o.Command && r.Exact == o.Exact && r.Script == o.Script &&
+		r.Widening.String() == o.Widening.String()
 }
 
 // ScriptText is a command line as a script rule holds it: without the
@@ -47,15 +58,22 @@ func ScriptText(line string) string { return strings.TrimRight(line, "\r\n") }
 
 // String is the rule as /permissions lists it: `allow go test`,
 // `deny exact git push --force`, `allow script "set -e\ngo test ./..."`
-// (the script quoted on one line as a Go string).
+// (the script quoted on one line as a Go string), `allow git push with
+// network, read ~/.ssh`.
 func (r Rule) String() string {
-	if r.Script {
-		return fmt.Sprintf("%s script %s", r.Effect, strconv.Quote(r.Command))
+	var s string
+	switch {
+	case r.Script:
+		s = fmt.Sprintf("%s script %s", r.Effect, strconv.Quote(r.Command))
+	case r.Exact:
+		s = fmt.Sprintf("%s exact %s", r.Effect, r.Command)
+	default:
+		s = fmt.Sprintf("%s %s", r.Effect, r.Command)
 	}
-	if r.Exact {
-		return fmt.Sprintf("%s exact %s", r.Effect, r.Command)
+	if w := r.Widening.String(); w != "" {
+		s += " with " + w
 	}
-	return fmt.Sprintf("%s %s", r.Effect, r.Command)
+	return s
 }
 
 // Words are the rule's command words, split like a shell would split a
@@ -73,6 +91,9 @@ func (r Rule) Validate() error {
 	if r.Effect != Allow && r.Effect != Deny {
 		return fmt.Errorf("rule %q: effect must be %q or %q", r.Command, Allow, Deny)
 	}
+	if r.Effect == Deny && !r.Widening.IsZero() {
+		return fmt.Errorf("deny rule %q: only an allow rule can widen the sandbox", r.Command)
+	}
 	if r.Script {
 		if strings.TrimSpace(r.Command) == "" {
 			return fmt.Errorf("%s script rule has no script", r.Effect)
@@ -86,9 +107,36 @@ func (r Rule) Validate() error {
 }
 
 // ParseRule reads the form /permissions shows: `allow go test`,
-// `deny exact git push --force`, `allow script "…"` (origin is the
-// caller's to set).
+// `deny exact git push --force`, `allow script "…"`, and any of them
+// followed by ` with ` and a widening (`allow git push with network`;
+// see ParseWidening). The command words of a rule are matched against
+// commands read by the shell parser, as for every rule. Origin is the
+// caller's to set.
 func ParseRule(line string) (Rule, error) {
+	line, with := splitWith(line)
+	r, err := parseBareRule(line)
+	if err != nil || with == "" {
+		return r, err
+	}
+	if r.Widening, err = ParseWidening(with); err != nil {
+		return Rule{}, fmt.Errorf("%q: %v", line+" with "+with, err)
+	}
+	return r, r.Validate()
+}
+
+// splitWith cuts a rule line at the last " with " whose rest reads as a
+// widening, so a command word "with" stays a command word.
+func splitWith(line string) (rule, with string) {
+	for i := strings.LastIndex(line, " with "); i >= 0; i = strings.LastIndex(line[:i], " with ") {
+		rest := strings.TrimSpace(line[i+len(" with "):])
+		if _, err := ParseWidening(rest); err == nil {
+			return strings.TrimSpace(line[:i]), rest
+		}
+	}
+	return line, ""
+}
+
+func parseBareRule(line string) (Rule, error) {
 	f := strings.Fields(line)
 	if len(f) < 2 {
 		return Rule{}, fmt.Errorf("%q: want `allow|deny [exact] command words`", line)

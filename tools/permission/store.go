@@ -132,11 +132,20 @@ func (p *Store) Add(r Rule, origin Origin) error {
 	return p.update(func(rs []Rule) []Rule { return appendRule(rs, r) })
 }
 
+// appendRule adds r unless the same rule is there. An allow rule for the
+// same command as one already there is merged into it: the widenings add
+// up (`allow git push` then `… with network` is one rule with network).
 func appendRule(rs []Rule, r Rule) []Rule {
-	for _, have := range rs {
-		if have.Effect == r.Effect && have.Command == r.Command && have.Exact == r.Exact && have.Script == r.Script {
-			return rs
+	for i, have := range rs {
+		if have.Effect != r.Effect || have.Command != r.Command || have.Exact != r.Exact || have.Script != r.Script {
+			continue
 		}
+		if r.Effect == Allow {
+			out := append([]Rule(nil), rs...)
+			out[i].Widening = have.Widening.Union(r.Widening)
+			return out
+		}
+		return rs
 	}
 	return append(rs, r)
 }
@@ -175,7 +184,7 @@ func (p *Store) refreshLocked() {
 func (p *Store) Keep(keep []Rule) (removed int, err error) {
 	has := func(r Rule) bool {
 		for _, k := range keep {
-			if k.Effect == r.Effect && k.Command == r.Command && k.Exact == r.Exact && k.Script == r.Script && k.Origin == r.Origin {
+			if k.same(r) && k.Origin == r.Origin {
 				return true
 			}
 		}

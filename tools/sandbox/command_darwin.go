@@ -62,3 +62,13 @@ func RunHelper([]string) int {
 	fmt.Fprintln(os.Stderr, "fido sandbox-exec: not used on macOS")
 	return 125
 }
+
+// QuarantineGit has nothing to move: the Seatbelt profile refuses writes
+// to the workspace's .git whether it exists or not.
+func (c *Cmd) QuarantineGit() (string, error) { return "", nil }
+
+// Prewarm has no helper to start ahead here.
+func Prewarm() {}
+
+// PrewarmHelper has no helper to start ahead here.
+func PrewarmHelper(string) {}

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,12 +30,18 @@ type Cmd struct {
 
 	rules   *ruleSet
 	w       wire
+	helper  string
+	ctx     context.Context
 	host    *os.File // the host's end of the policy socket
-	child   *os.File // the helper's end, closed after Start
 	sup     *supervisor
+	stdio   *jobStdio
 	named   bool
 	mountNS bool
-	once    sync.Once
+	// rulesetFD is the Landlock ruleset sent with the job (-1: none);
+	// closed once sent.
+	rulesetFD int
+	once      sync.Once
+	waited    chan struct{} // closed when Wait returns (ends the ctx watch)
 }
 
 // Command prepares argv to run under p, with this executable as the helper
@@ -66,20 +72,25 @@ func CommandWithHelper(ctx context.Context, helper string, p Policy, argv ...str
 	if err := os.MkdirAll(p.TempDir, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: temp dir: %w", err)
 	}
-	rules, err := compile(p, sup.LandlockABI, sup.MountNS)
+	w := wire{Argv: argv, Scoped: scopedFor(sup.LandlockABI), Filter: filterSpec{Network: p.Network, Notify: true}}
+	if !p.Network && sup.LandlockABI >= 4 {
+		// TCP sockets may be created; Landlock refuses every connect and bind.
+		w.HandledNet = llNetBindTCP | llNetConnectTCP
+		w.Filter.TCPSockets = true
+	}
+	rules, rulesetFD, err := rulesFor(p, sup.LandlockABI, sup.MountNS, w.HandledNet, w.Scoped)
 	if err != nil {
 		return nil, err
 	}
-	c := &Cmd{rules: rules, mountNS: sup.MountNS && len(rules.ROMounts) > 0}
-	c.w = wire{Argv: argv, Rules: rules, MountNS: c.mountNS}
-	c.w.Scoped = scopedFor(sup.LandlockABI)
-	c.w.Filter = filterSpec{Network: p.Network, Notify: true}
-	if !p.Network && sup.LandlockABI >= 4 {
-		// TCP sockets may be created; Landlock refuses every connect and bind.
-		c.w.HandledNet = llNetBindTCP | llNetConnectTCP
-		c.w.Filter.TCPSockets = true
+	c := &Cmd{rules: rules, mountNS: sup.MountNS && len(rules.ROMounts) > 0, helper: helper, ctx: ctx, rulesetFD: rulesetFD}
+	w.Rules, w.MountNS = rules, c.mountNS
+	if rulesetFD >= 0 {
+		// The helper needs only the mounts; the ruleset comes ready.
+		w.Rules, w.Ruleset = &ruleSet{ROMounts: rules.ROMounts}, true
+		runtime.SetFinalizer(c, func(c *Cmd) { c.closeRuleset() })
 	}
-	c.Cmd = exec.CommandContext(ctx, helper, HelperCommand)
+	c.w = w
+	c.Cmd = exec.Command(helper, HelperCommand)
 	c.Env = p.Env(os.Environ())
 	return c, nil
 }
@@ -94,35 +105,74 @@ func scopedFor(abi int) uint64 {
 	return 0
 }
 
-// Start starts the helper, sends it the policy and returns once the
+// Start hands the command to a spare helper (spare_linux.go) with the
+// policy, its directory, environment and stdio, and returns once the
 // command runs restricted, or with an error after which nothing ran.
 func (c *Cmd) Start() error {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("sandbox: socketpair: %w", err)
+	if c.Process != nil {
+		return errors.New("sandbox: already started")
 	}
-	c.host, c.child = os.NewFile(uintptr(fds[0]), "sandbox-host"), os.NewFile(uintptr(fds[1]), "sandbox-helper")
-	defer c.child.Close()
-	if err := sendWire(fds[0], &c.w); err != nil {
-		c.host.Close()
+	if len(c.ExtraFiles) > 0 {
+		return errors.New("sandbox: ExtraFiles are not supported")
+	}
+	w := c.w
+	w.Dir, w.Env = c.Dir, c.Env
+	if w.Env == nil {
+		w.Env = os.Environ()
+	}
+	clone, err := procAttrs(c.SysProcAttr, &w)
+	if err != nil {
 		return err
 	}
-	c.ExtraFiles = []*os.File{c.child}
-	if c.mountNS {
-		if c.SysProcAttr == nil {
-			c.SysProcAttr = &syscall.SysProcAttr{}
+	if c.ctx != nil && c.ctx.Err() != nil {
+		return c.ctx.Err()
+	}
+	stdio := &jobStdio{}
+	err = stdio.input(c.Stdin)
+	if err == nil {
+		err = stdio.output(c.Stdout)
+	}
+	if err == nil {
+		if c.Stderr != nil && c.Stderr == c.Stdout {
+			stdio.child = append(stdio.child, stdio.child[1]) // one descriptor keeps their order
+		} else {
+			err = stdio.output(c.Stderr)
 		}
-		c.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
-		c.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-		c.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
-		c.SysProcAttr.GidMappingsEnableSetgroups = false
 	}
-	if err := c.Cmd.Start(); err != nil {
-		c.host.Close()
-		return fmt.Errorf("sandbox: start the helper: %w", err)
+	if err != nil {
+		stdio.sent()
+		return fmt.Errorf("sandbox: stdio: %w", err)
 	}
-	c.child.Close()
-	r, listener, err := recvReply(fds[0], helperStartTimeout)
+	w.Stdio = len(stdio.child)
+	fds := stdio.fds()
+	if w.Ruleset {
+		fds = append(fds, c.rulesetFD)
+	}
+	key := spareKey{helper: c.helper, mountNS: c.mountNS || w.Probe && w.MountNS}
+	var s *spare
+	for attempt := 0; ; attempt++ {
+		if clone != nil {
+			s, err = startSpare(key, clone)
+		} else {
+			s, err = takeSpare(key)
+		}
+		if err != nil {
+			stdio.sent()
+			return err
+		}
+		if err = sendWire(int(s.host.Fd()), &w, fds); err == nil || attempt == 1 {
+			break
+		}
+		s.discard() // it died waiting: take another
+	}
+	stdio.sent()
+	c.closeRuleset()
+	if err != nil {
+		s.discard()
+		return err
+	}
+	c.Cmd, c.host, c.stdio = s.cmd, s.host, stdio
+	r, listener, err := recvReply(int(c.host.Fd()), helperStartTimeout)
 	if err == nil && !r.OK {
 		err = errors.New(r.Err)
 		if r.Unavailable {
@@ -135,6 +185,7 @@ func (c *Cmd) Start() error {
 		}
 		_ = c.Process.Kill()
 		_ = c.Cmd.Wait()
+		_ = stdio.wait()
 		c.host.Close()
 		return fmt.Errorf("sandbox: the command did not run: %w", err)
 	}
@@ -143,20 +194,66 @@ func (c *Cmd) Start() error {
 		c.sup = newSupervisor(listener, c.Process.Pid, c.rules, c.w.Filter.Network)
 		go c.sup.run()
 	}
+	c.waited = make(chan struct{})
+	if c.ctx != nil && c.ctx.Done() != nil {
+		go func(p *os.Process) {
+			select {
+			case <-c.ctx.Done():
+				_ = p.Kill()
+			case <-c.waited:
+			}
+		}(c.Process)
+	}
 	return nil
 }
 
-// Wait waits for the command, then for the supervisor to finish its
-// account of what was refused.
+// Wait waits for the command and its output, then for the supervisor to
+// finish its account of what was refused.
 func (c *Cmd) Wait() error {
+	if c.stdio == nil {
+		return errors.New("sandbox: not started")
+	}
 	err := c.Cmd.Wait()
+	copyErr := c.stdio.wait()
 	c.once.Do(func() {
 		if c.sup != nil {
 			c.sup.stop()
 		}
 		c.host.Close()
+		close(c.waited)
 	})
+	if err == nil {
+		err = copyErr
+	}
 	return err
+}
+
+// QuarantineGit moves aside a .git the command created in a workspace
+// that had none (Policy.QuarantineNewGit): a .git planted there would run
+// its hooks and configuration (core.fsmonitor, core.pager) the next time
+// anything runs git in the workspace, outside any sandbox. Call it once
+// every process of the command has ended. It returns where the .git went
+// ("" when there was none to move).
+func (c *Cmd) QuarantineGit() (string, error) {
+	if c.rules == nil || !c.rules.gitAbsent {
+		return "", nil
+	}
+	if _, err := os.Lstat(c.rules.git); err != nil {
+		return "", nil
+	}
+	to := c.rules.git + ".fido-quarantine-" + time.Now().UTC().Format("20060102T150405.000000000")
+	if err := os.Rename(c.rules.git, to); err != nil {
+		return "", fmt.Errorf("sandbox: move the .git the command created aside: %w", err)
+	}
+	return to, nil
+}
+
+// closeRuleset closes the ruleset descriptor once the helper has its own.
+func (c *Cmd) closeRuleset() {
+	if c.rulesetFD >= 0 {
+		unix.Close(c.rulesetFD)
+		c.rulesetFD = -1
+	}
 }
 
 // Run starts the command and waits for it.
@@ -177,12 +274,17 @@ func (c *Cmd) Report() Report {
 	return r
 }
 
-func sendWire(fd int, w *wire) error {
+// sendWire sends the job, with fds (the command's stdio) attached.
+func sendWire(fd int, w *wire, fds []int) error {
 	b, err := json.Marshal(w)
 	if err != nil {
 		return err
 	}
-	if err := unix.Sendmsg(fd, b, nil, nil, 0); err != nil {
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	if err := unix.Sendmsg(fd, b, oob, nil, 0); err != nil {
 		return fmt.Errorf("sandbox: send the policy (%d bytes): %w", len(b), err)
 	}
 	return nil

@@ -43,3 +43,12 @@ func RunHelper([]string) int {
 	fmt.Fprintln(os.Stderr, "fido sandbox-exec:", unsupported())
 	return 125
 }
+
+// QuarantineGit has nothing to move here.
+func (c *Cmd) QuarantineGit() (string, error) { return "", nil }
+
+// Prewarm has no helper to start ahead here.
+func Prewarm() {}
+
+// PrewarmHelper has no helper to start ahead here.
+func PrewarmHelper(string) {}

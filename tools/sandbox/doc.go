@@ -20,6 +20,12 @@
 //   - Command(ctx, policy, argv...) returns a Cmd wrapping exec.Cmd; after
 //     Wait, Report lists what was refused (operation, path or host:port,
 //     and the rule), for the tool result.
+//   - Speed (spare_linux.go, rulecache_linux.go): a spare helper started
+//     ahead of time receives each command's whole job (argv, directory,
+//     environment, session and stdio descriptors) on its socket; the
+//     compiled rules and a Landlock ruleset built in the host (building one
+//     restricts nobody) are reused while the directories they were listed
+//     from are unchanged. Prewarm starts the first spare.
 //
 // How the Linux layers divide the work: Landlock (compile in
 // rules_linux.go) makes everything readable except the hidden paths

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -27,6 +28,19 @@ type wire struct {
 	MountNS    bool       `json:"mount_ns,omitempty"`
 	// Probe: set up the mount namespace, answer, and exit.
 	Probe bool `json:"probe,omitempty"`
+	// The job: where and with what environment the command runs, how
+	// many descriptors came with the message (stdin, stdout, stderr), and
+	// the process attributes the caller asked for (the spare helper was
+	// started before they were known).
+	Dir   string   `json:"dir,omitempty"`
+	Env   []string `json:"env,omitempty"`
+	Stdio int      `json:"stdio,omitempty"`
+	// Ruleset: the Landlock ruleset the host built came after the stdio
+	// descriptors (Rules then holds only ROMounts).
+	Ruleset   bool `json:"ruleset,omitempty"`
+	Setsid    bool `json:"setsid,omitempty"`
+	Setpgid   bool `json:"setpgid,omitempty"`
+	Pdeathsig int  `json:"pdeathsig,omitempty"`
 }
 
 // reply is the helper's answer: ready (with the supervisor's listener
@@ -39,8 +53,10 @@ type reply struct {
 	Named bool `json:"named,omitempty"`
 }
 
-// RunHelper is `fido sandbox-exec`: it reads the policy the host sent on
-// fd 3, restricts itself on one locked OS thread (read-only bind mounts in
+// RunHelper is `fido sandbox-exec`: it waits on fd 3 for its job (a spare
+// helper is started before the command is known), takes the command's
+// stdio, directory, environment and process attributes from it, restricts
+// itself on one locked OS thread (read-only bind mounts in
 // its own mount namespace where the host asked for them, no_new_privs,
 // Landlock, no capabilities, the seccomp filter whose listener it hands
 // back to the host), then execve's the command on that same thread, so
@@ -57,6 +73,9 @@ func RunHelper(args []string) int {
 		_ = sendReply(reply{Err: err.Error(), Unavailable: unavailable}, -1)
 		fmt.Fprintln(os.Stderr, "fido sandbox-exec:", err, "- nothing was run")
 		return 125
+	}
+	if err := takeJob(&w); err != nil {
+		return fail(false, err)
 	}
 	if landlockABI() < 1 {
 		return fail(true, errors.New("this kernel has no Landlock"))
@@ -80,7 +99,7 @@ func RunHelper(args []string) int {
 	if err := noNewPrivs(); err != nil {
 		return fail(true, fmt.Errorf("no_new_privs: %w", err))
 	}
-	if err := applyLandlock(&w); err != nil {
+	if err := applyLandlock(&w, rulesetFD); err != nil {
 		return fail(true, err)
 	}
 	if err := dropCapabilities(); err != nil {
@@ -103,24 +122,125 @@ func RunHelper(args []string) int {
 		unix.Close(listener)
 	}
 	unix.Close(helperFD)
-	err = syscall.Exec(path, w.Argv, os.Environ())
+	err = syscall.Exec(path, w.Argv, w.Env)
 	fmt.Fprintf(os.Stderr, "fido sandbox-exec: %s: %v\n", path, err)
 	return 126
 }
+
+// jobFDs are the descriptors that came with the job (stdin, stdout,
+// stderr); rulesetFD is the Landlock ruleset the host built (-1: none).
+var (
+	jobFDs    []int
+	rulesetFD = -1
+)
 
 func readWire(w *wire) error {
 	if _, err := unix.FcntlInt(helperFD, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
 		return err
 	}
 	buf := make([]byte, 4<<20)
-	n, _, _, _, err := unix.Recvmsg(helperFD, buf, nil, 0)
+	oob := make([]byte, unix.CmsgSpace(3*4))
+	var n, oobn int
+	var err error
+	for {
+		n, oobn, _, _, err = unix.Recvmsg(helperFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}
 	if n == 0 {
 		return errors.New("empty policy")
 	}
+	if oobn > 0 {
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil {
+			return err
+		}
+		for i := range msgs {
+			fds, err := unix.ParseUnixRights(&msgs[i])
+			if err != nil {
+				return err
+			}
+			jobFDs = append(jobFDs, fds...)
+		}
+	}
 	return json.Unmarshal(buf[:n], w)
+}
+
+// takeJob makes the job's descriptors the helper's stdin, stdout and
+// stderr, moves to its directory, takes its environment (exec.LookPath
+// reads PATH from it) and applies its process attributes.
+func takeJob(w *wire) error {
+	want := w.Stdio
+	if w.Ruleset {
+		want++
+	}
+	if len(jobFDs) != want {
+		return fmt.Errorf("the job came with %d descriptors, not %d", len(jobFDs), want)
+	}
+	if w.Ruleset {
+		rulesetFD = jobFDs[w.Stdio]
+		jobFDs = jobFDs[:w.Stdio]
+	}
+	for i, fd := range jobFDs {
+		if i > 2 {
+			break
+		}
+		// dup3 clears close-on-exec on the copy: the command inherits it.
+		if fd != i {
+			if err := unix.Dup3(fd, i, 0); err != nil {
+				return fmt.Errorf("stdio: %w", err)
+			}
+		} else if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+			return err
+		}
+	}
+	for i, fd := range jobFDs {
+		if fd > 2 && !containsFD(jobFDs[:i], fd) {
+			unix.Close(fd)
+		}
+	}
+	if w.Env == nil {
+		w.Env = os.Environ()
+	} else {
+		os.Clearenv()
+		for _, kv := range w.Env {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				os.Setenv(k, v)
+			}
+		}
+	}
+	if w.Dir != "" {
+		if err := unix.Chdir(w.Dir); err != nil {
+			return fmt.Errorf("chdir %s: %w", w.Dir, err)
+		}
+	}
+	if w.Setsid {
+		if _, err := unix.Setsid(); err != nil {
+			return fmt.Errorf("setsid: %w", err)
+		}
+	} else if w.Setpgid {
+		if err := unix.Setpgid(0, 0); err != nil {
+			return fmt.Errorf("setpgid: %w", err)
+		}
+	}
+	// Always set: a spare must not pass on a parent-death signal nobody asked for.
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(w.Pdeathsig), 0, 0, 0); err != nil {
+		return fmt.Errorf("parent-death signal: %w", err)
+	}
+	return nil
+}
+
+func containsFD(fds []int, fd int) bool {
+	for _, f := range fds {
+		if f == fd {
+			return true
+		}
+	}
+	return false
 }
 
 // sendReply answers the host, passing fd (if ≥ 0) with it.

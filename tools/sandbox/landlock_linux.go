@@ -58,34 +58,25 @@ type llPathBeneath struct {
 }
 
 // applyLandlock restricts the calling thread (and what it executes) to
-// w's rules. Only fully enforced rule sets pass: a path that cannot be
-// added fails the whole restriction.
-func applyLandlock(w *wire) error {
-	attr := unix.LandlockRulesetAttr{Access_fs: w.Rules.Handled, Access_net: w.HandledNet, Scoped: w.Scoped}
-	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
-	if e != 0 {
-		return fmt.Errorf("landlock_create_ruleset: %w", e)
-	}
-	defer unix.Close(int(fd))
-	for _, r := range w.Rules.Rules {
-		pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			// Gone since the host listed it: nothing to grant.
-			continue
-		}
-		access := r.Access
-		var st unix.Stat_t
-		if unix.Fstat(pfd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			access &= llFileRights
-		}
-		rule := llPathBeneath{allowed: access, fd: int32(pfd)}
-		_, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&rule)), 0, 0, 0)
-		unix.Close(pfd)
+// w's rules, with the ruleset the host built (rulesetFD ≥ 0) or one built
+// here. Only fully enforced rule sets pass: a path that cannot be added
+// fails the whole restriction.
+func applyLandlock(w *wire, rulesetFD int) error {
+	fd := rulesetFD
+	if fd < 0 {
+		attr := unix.LandlockRulesetAttr{Access_fs: w.Rules.Handled, Access_net: w.HandledNet, Scoped: w.Scoped}
+		r, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 		if e != 0 {
-			return fmt.Errorf("landlock_add_rule %s: %w", r.Path, e)
+			return fmt.Errorf("landlock_create_ruleset: %w", e)
+		}
+		fd = int(r)
+		if err := addRules(fd, w.Rules.Rules); err != nil {
+			unix.Close(fd)
+			return err
 		}
 	}
-	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
+	defer unix.Close(fd)
+	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
 		return fmt.Errorf("landlock_restrict_self: %w", e)
 	}
 	return nil

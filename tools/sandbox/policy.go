@@ -37,6 +37,13 @@ type Policy struct {
 	// checkouts). Without it .git stays read-only, so no hook or config
 	// planted there runs later outside the sandbox.
 	GitWritable bool
+	// QuarantineNewGit: when the workspace has no .git (and GitWritable
+	// is false), its top level stays writable rather than read-only, and
+	// the caller moves a .git the command created aside (Cmd.QuarantineGit)
+	// once every process of the command has ended, before anything else
+	// can run git there. For commands that end (bash_exec); a long-running
+	// server leaves it false.
+	QuarantineNewGit bool
 	// Deny lists paths the command may not read, write, execute or
 	// connect to at all (see DefaultDeny).
 	Deny []string

@@ -76,11 +76,11 @@ func mountNSWorks(helper string) (bool, string) {
 		return false, err.Error()
 	}
 	defer os.RemoveAll(dir)
-	c := &Cmd{mountNS: true}
-	c.w = wire{Probe: true, MountNS: true, Rules: &ruleSet{ROMounts: []string{dir}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c.Cmd = exec.CommandContext(ctx, helper, HelperCommand)
+	c := &Cmd{mountNS: true, helper: helper, ctx: ctx, rulesetFD: -1}
+	c.w = wire{Probe: true, MountNS: true, Rules: &ruleSet{ROMounts: []string{dir}}}
+	c.Cmd = exec.Command(helper, HelperCommand)
 	var stderr strings.Builder
 	c.Stderr = &stderr
 	err = c.Start()

@@ -77,12 +77,20 @@ type ruleSet struct {
 	// (the workspace's .git when the namespace is available).
 	ROMounts []string `json:"ro_mounts,omitempty"`
 
-	deny     []string // hidden paths, resolved
-	git      string   // the workspace's protected .git, resolved ("" if writable)
-	writable []string // writable roots, resolved
-	sockets  []string // Unix sockets allowed outside the writable roots
-	access   map[string]uint64
-	policy   Policy
+	// watch are the directories whose entries the rules were computed
+	// from (listed around hidden paths, or the nearest existing parent of
+	// a path that was missing): the rules stay valid while none changed.
+	watch []dirStamp
+
+	deny []string // hidden paths, resolved
+	git  string   // the workspace's protected .git, resolved ("" if writable)
+	// gitAbsent: the workspace had no .git and QuarantineNewGit left the
+	// top level writable; a .git found after the command is moved aside.
+	gitAbsent bool
+	writable  []string // writable roots, resolved
+	sockets   []string // Unix sockets allowed outside the writable roots
+	access    map[string]uint64
+	policy    Policy
 }
 
 // resolve returns path with every symbolic link resolved, or ok false if
@@ -93,6 +101,53 @@ func resolve(path string) (string, bool) {
 		return "", false
 	}
 	return r, true
+}
+
+// resolveWatched is resolve, and for a missing path it watches the
+// nearest existing parent: the rules change when the path appears.
+func (rs *ruleSet) resolveWatched(path string) (string, bool) {
+	if r, ok := resolve(path); ok {
+		return r, true
+	}
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if r, ok := resolve(dir); ok {
+			rs.watchDir(r)
+			// Stamped first, then looked at again: what appeared in
+			// between is seen now or changes the stamp later.
+			return resolve(path)
+		}
+		if dir == "/" || dir == "." {
+			return "", false
+		}
+	}
+}
+
+// dirStamp identifies a directory's state: its entries change its mtime.
+type dirStamp struct {
+	path         string
+	dev, ino     uint64
+	mtime, ctime int64
+}
+
+func stampOf(path string) dirStamp {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return dirStamp{path: path}
+	}
+	return dirStamp{path: path, dev: st.Dev, ino: st.Ino, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+}
+
+// watchDir stamps dir before it is read.
+func (rs *ruleSet) watchDir(dir string) { rs.watch = append(rs.watch, stampOf(dir)) }
+
+// current reports whether no watched directory changed since compile.
+func (rs *ruleSet) current() bool {
+	for _, w := range rs.watch {
+		if stampOf(w.path) != w {
+			return false
+		}
+	}
+	return true
 }
 
 // within reports whether path is dir or beneath it.
@@ -137,7 +192,7 @@ func compile(p Policy, abi int, mountNS bool) (*ruleSet, error) {
 	}
 	rs := &ruleSet{Handled: handledFS(abi), policy: p}
 	for _, d := range p.Deny {
-		if r, ok := resolve(d); ok {
+		if r, ok := rs.resolveWatched(d); ok {
 			rs.deny = append(rs.deny, r)
 		}
 	}
@@ -148,14 +203,14 @@ func compile(p Policy, abi int, mountNS bool) (*ruleSet, error) {
 	roots = append(roots, p.TempDir)
 	roots = append(roots, p.Writable...)
 	for _, w := range roots {
-		if r, ok := resolve(w); ok {
+		if r, ok := rs.resolveWatched(w); ok {
 			if _, hidden := withinAny(r, rs.deny); !hidden {
 				rs.writable = append(rs.writable, r)
 			}
 		}
 	}
 	for _, s := range p.UnixSockets {
-		if r, ok := resolve(s); ok {
+		if r, ok := rs.resolveWatched(s); ok {
 			rs.sockets = append(rs.sockets, r)
 		}
 	}
@@ -164,14 +219,19 @@ func compile(p Policy, abi int, mountNS bool) (*ruleSet, error) {
 		// (core.fsmonitor in its config) would run at the next git status.
 		if ws, ok := resolve(p.Workspace); ok {
 			rs.git = filepath.Join(ws, ".git")
+			rs.watchDir(ws) // where .git appears
 		}
 	}
 	rs.readTree("/")
 	excluded := rs.deny
 	if rs.git != "" {
-		if _, err := os.Lstat(rs.git); err == nil && mountNS {
+		_, err := os.Lstat(rs.git)
+		switch {
+		case err == nil && mountNS:
 			rs.ROMounts = []string{rs.git}
-		} else {
+		case err != nil && p.QuarantineNewGit:
+			rs.gitAbsent = true
+		default:
 			excluded = append(append([]string(nil), rs.deny...), rs.git)
 		}
 	}
@@ -210,6 +270,7 @@ func (rs *ruleSet) readTree(dir string) {
 		rs.add(dir, llReadRights, true)
 		return
 	}
+	rs.watchDir(dir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -243,6 +304,7 @@ func (rs *ruleSet) writeTree(root string, excluded []string) {
 		rs.add(root, rs.Handled, st.IsDir())
 		return
 	}
+	rs.watchDir(root)
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return
@@ -314,13 +376,15 @@ func (rs *ruleSet) why(path string, access uint64) string {
 }
 
 // socketAllowed reports whether a command may connect to the Unix socket
-// at path (resolved), and why not.
+// at path (resolved), and why not. A socket the policy names (an
+// ssh-agent in the hidden runtime directory) is allowed even inside a
+// hidden path: the user named it.
 func (rs *ruleSet) socketAllowed(path string) (bool, string) {
-	if d, hidden := withinAny(path, rs.deny); hidden {
-		return false, "hidden in the sandbox (" + d + " is a protected path)"
-	}
 	if _, ok := withinAny(path, rs.sockets); ok {
 		return true, ""
+	}
+	if d, hidden := withinAny(path, rs.deny); hidden {
+		return false, "hidden in the sandbox (" + d + " is a protected path)"
 	}
 	if _, ok := withinAny(path, rs.writable); ok {
 		return true, ""

@@ -91,3 +91,20 @@ func TestFilterAssembles(t *testing.T) {
 		assert.Equal(t, uint16(0x06), ins[len(ins)-1].Code, "ends with a return")
 	}
 }
+
+// A Unix socket the policy names is reachable even inside a hidden
+// directory (an ssh-agent in the runtime dir); its neighbours are not.
+func TestNamedSocketInsideAHiddenDirectory(t *testing.T) {
+	run, ws, tmp := t.TempDir(), t.TempDir(), t.TempDir()
+	agent := filepath.Join(run, "ssh-agent.sock")
+	require.NoError(t, os.WriteFile(agent, nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(run, "bus"), nil, 0o600))
+	p := Policy{Workspace: ws, TempDir: tmp, Deny: []string{run}, UnixSockets: []string{agent}}
+	rs, err := compile(p, 7, false)
+	require.NoError(t, err)
+	ok, _ := rs.socketAllowed(agent)
+	assert.True(t, ok)
+	ok, why := rs.socketAllowed(filepath.Join(run, "bus"))
+	assert.False(t, ok)
+	assert.Contains(t, why, "hidden in the sandbox")
+}

@@ -33,6 +33,7 @@ const (
 // the "Always" ones carry the command prefix the rule would hold.
 const (
 	BashRunOnce         = "Run once"
+	BashRunOnceWith     = "Run once with "
 	BashDeny            = "Deny"
 	BashDenyWithReason  = "Deny with reason…"
 	BashAlwaysSession   = "Always this session: "
@@ -59,6 +60,7 @@ var bashQuietEnv = []string{
 // a command prefix when that alone lets the command run, else a rule for
 // exactly this command line; there is no blanket "allow everything".
 type BashTool struct {
+	box    *commandBox // the OS sandbox (sandboxed.go); nil: none
 	ws     *workspace.Workspace
 	p      tools.Prompter
 	asking chan struct{} // holds one token: one approval prompt at a time
@@ -134,10 +136,7 @@ func (t *BashTool) Run(ctx context.Context, inv tools.Invocation, args json.RawM
 	if t.p == nil {
 		return tools.ErrorResult("bash_exec needs an editor to ask for approval; nothing was run"), nil
 	}
-	if res, ok := t.approve(ctx, inv.CallID, p.Command, timeout); !ok {
-		return res, nil
-	}
-	res := t.execute(ctx, p.Command, time.Duration(timeout)*time.Second, note)
+	res := t.runCommand(ctx, inv, p.Command, timeout, note)
 	// The command may have changed any file: let the editor re-check its buffers.
 	if r, ok := t.ws.Editor.(tools.Refresher); ok {
 		r.RefreshAll(ctx)
@@ -146,51 +145,70 @@ func (t *BashTool) Run(ctx context.Context, inv tools.Invocation, args json.RawM
 }
 
 // approve decides with the rules and asks the user when they do not
-// decide. ok is false with the result to return when nothing may run.
-func (t *BashTool) approve(ctx context.Context, callID, command string, timeout int) (tools.Result, bool) {
+// decide; plan (nil without a sandbox) adds the sandbox to the question
+// and the widening the rules or the user approved. ok is false with the
+// result to return when nothing may run.
+func (t *BashTool) approve(ctx context.Context, callID, command string, timeout int, plan *runPlan) (approval, tools.Result, bool) {
 	d := t.rules.Checker(t.ws.Root).Decide(command)
-	switch d.Verdict {
-	case permission.Refuse:
-		return bashRefusedByRule(*d.Rule), false
-	case permission.Run:
-		return tools.Result{}, true
+	plan.decided(t.ws.Root, d)
+	switch {
+	case d.Verdict == permission.Refuse:
+		return approval{}, bashRefusedByRule(*d.Rule), false
+	case d.Verdict == permission.Run:
+		return approval{widen: plan.ruled()}, tools.Result{}, true
+	case plan.unasked(d):
+		return approval{auto: true}, tools.Result{}, true
 	}
 	select {
 	case <-t.asking:
 		defer func() { t.asking <- struct{}{} }()
 	case <-ctx.Done():
-		return bashDeclined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
+		return approval{}, bashDeclined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
 	}
 	// A rule added while this call waited may decide it now.
 	d = t.rules.Checker(t.ws.Root).Decide(command)
-	switch d.Verdict {
-	case permission.Refuse:
-		return bashRefusedByRule(*d.Rule), false
-	case permission.Run:
-		return tools.Result{}, true
+	plan.decided(t.ws.Root, d)
+	switch {
+	case d.Verdict == permission.Refuse:
+		return approval{}, bashRefusedByRule(*d.Rule), false
+	case d.Verdict == permission.Run:
+		return approval{widen: plan.ruled()}, tools.Result{}, true
+	case plan.unasked(d):
+		return approval{auto: true}, tools.Result{}, true
 	}
-	q := bashQuestion(t.ws.Root, callID, command, timeout, bashAlwaysLabel(d.Propose))
-	idx, err := tools.AskQuestion(ctx, t.p, q, bashPrompt(t.ws.Root, command))
+	offered := plan.offered()
+	always := bashAlwaysLabel(d.Propose)
+	if always != "" && !offered.IsZero() {
+		always += " (with " + offered.Phrase() + ")"
+	}
+	q := bashQuestion(t.ws.Root, callID, command, timeout, always)
+	q.DetailInfo = append(q.DetailInfo, plan.info()...)
+	if !offered.IsZero() {
+		q.Items = insertAfter(q.Items, BashRunOnce, BashRunOnceWith+offered.Phrase())
+	}
+	idx, err := tools.AskQuestion(ctx, t.p, q, bashPrompt(t.ws.Root, command)+plan.promptNote())
 	if tools.Cancelled(ctx, err) {
-		return bashDeclined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
+		return approval{}, bashDeclined("cancelled while waiting for approval", "the call was cancelled before the user approved it"), false
 	}
 	if err != nil {
-		return tools.ErrorResult("bash_exec: could not ask the user for approval: %v; nothing was run", err), false
+		return approval{}, tools.ErrorResult("bash_exec: could not ask the user for approval: %v; nothing was run", err), false
 	}
 	if idx < 0 || idx >= len(q.Items) {
-		return bashDeclined("not approved (prompt dismissed)", "the user dismissed the approval prompt without approving"), false
+		return approval{}, bashDeclined("not approved (prompt dismissed)", "the user dismissed the approval prompt without approving"), false
 	}
 	switch choice := q.Items[idx]; {
 	case choice == BashRunOnce:
-		return tools.Result{}, true
+		return approval{widen: plan.ruled()}, tools.Result{}, true
+	case strings.HasPrefix(choice, BashRunOnceWith):
+		return approval{widen: plan.ruled().Union(offered)}, tools.Result{}, true
 	case choice == BashDeny:
-		return bashDeclined("denied by the user", "the user denied running this command"), false
+		return approval{}, bashDeclined("denied by the user", "the user denied running this command"), false
 	case choice == BashDenyWithReason:
 		reason, ok, _ := t.p.Input(ctx, "Why not? (the model reads this) ", "")
 		if !ok || strings.TrimSpace(reason) == "" {
-			return bashDeclined("denied by the user", "the user denied running this command"), false
+			return approval{}, bashDeclined("denied by the user", "the user denied running this command"), false
 		}
-		return bashDeclined("denied: "+tools.ShortenTo(reason, 60), "the user denied running this command, saying: "+strings.TrimSpace(reason)), false
+		return approval{}, bashDeclined("denied: "+tools.ShortenTo(reason, 60), "the user denied running this command, saying: "+strings.TrimSpace(reason)), false
 	case strings.HasPrefix(choice, BashAlwaysSession), strings.HasPrefix(choice, BashAlwaysWorkspace):
 		origin := permission.OriginSession
 		if strings.HasPrefix(choice, BashAlwaysWorkspace) {
@@ -205,15 +223,16 @@ func (t *BashTool) approve(ctx context.Context, callID, command string, timeout 
 				rule.Command = ""
 			}
 		}
+		rule.Widening = offered
 		if rule.Command != "" {
 			if err := t.rules.Add(rule, origin); err != nil {
-				return tools.ErrorResult("bash_exec: the rule could not be saved (%v); nothing was run", err), false
+				return approval{}, tools.ErrorResult("bash_exec: the rule could not be saved (%v); nothing was run", err), false
 			}
 		}
 		// The user approved this command either way.
-		return tools.Result{}, true
+		return approval{widen: plan.ruled().Union(offered)}, tools.Result{}, true
 	}
-	return bashDeclined("not approved (prompt dismissed)", "the user dismissed the approval prompt without approving"), false
+	return approval{}, bashDeclined("not approved (prompt dismissed)", "the user dismissed the approval prompt without approving"), false
 }
 
 // bashRefusedByRule is the result of a command a deny rule matched.

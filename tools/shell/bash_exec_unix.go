@@ -16,19 +16,23 @@ import (
 	"github.com/fido-nvim/fido/tools"
 )
 
-// execute runs the approved command and reports how it ended.
-func (t *BashTool) execute(ctx context.Context, command string, timeout time.Duration, timeoutNote string) tools.Result {
+// execute runs the approved command (in the sandbox when box is set; see
+// sandboxed.go) and reports how it ended.
+func (t *BashTool) execute(ctx context.Context, command string, timeout time.Duration, timeoutNote string, box *boxRun) tools.Result {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		return tools.ErrorResult("bash_exec: bash is not installed or not on PATH: %v; nothing was run", err)
+	}
+	cmd, sandboxed, err := box.command(bash, command)
+	if err != nil {
+		return box.failed(err)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return tools.ErrorResult("bash_exec: cannot create the output pipe: %v; nothing was run", err)
 	}
-	cmd := exec.Command(bash, "-c", command)
 	cmd.Dir = t.ws.Root
-	cmd.Env = bashEnv(os.Environ())
+	cmd.Env = box.env(bashEnv(os.Environ()))
 	// Stdin nil is /dev/null. One pipe for stdout and stderr keeps their order.
 	cmd.Stdout, cmd.Stderr = w, w
 	// A new session: its own process group (so the whole tree can be killed)
@@ -43,12 +47,16 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 	// Held while the command starts and runs: a stray sweep of another call
 	// must not take this command's fresh session for a stray.
 	bashSessions.Lock()
-	if err := cmd.Start(); err != nil {
+	if err := sandboxed.Start(); err != nil {
 		bashSessions.Unlock()
 		_ = r.Close()
 		_ = w.Close()
+		if box != nil {
+			return box.failed(err)
+		}
 		return tools.ErrorResult("bash_exec: cannot start bash: %v; nothing was run", err)
 	}
+	cmd = sandboxed.process() // the sandbox's helper became the command
 	pgid := cmd.Process.Pid
 	bashSessions.live[pgid] = true
 	bashSessions.Unlock()
@@ -61,7 +69,7 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 		close(drained)
 	}()
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() { waited <- sandboxed.Wait() }()
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -119,6 +127,7 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 	fmt.Fprintf(&b, "command: %s\n", tools.OneLine(command, 200))
 	fmt.Fprintf(&b, "status: %s\n", status)
 	fmt.Fprintf(&b, "duration: %s\n", shortDuration(elapsed))
+	box.describe(&b, sandboxed)
 	if timeoutNote != "" {
 		fmt.Fprintf(&b, "note: the timeout was capped at %s%s\n", wholeSeconds(timeout), timeoutNote)
 	}
