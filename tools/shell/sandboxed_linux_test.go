@@ -268,7 +268,7 @@ func TestSandboxNoLandlockNeverRunsSilently(t *testing.T) {
 	res := b.run(t, toolstest.Main, "touch ran")
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Content, "the sandbox could not be applied")
-	assert.Contains(t, res.Content, "Landlock is not available")
+	assert.Contains(t, res.Content, "this kernel has no Landlock")
 	assert.Contains(t, res.Content, "nothing was run")
 	_, err := os.Stat(marker)
 	assert.True(t, os.IsNotExist(err), "nothing ran")
