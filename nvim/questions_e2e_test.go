@@ -281,7 +281,8 @@ return { lines = ls, filetype = vim.bo[b].filetype, title = title, focusable = c
 	assert.Equal(t, "sh", pv.Filetype)
 	assert.Contains(t, pv.Title, n.Dir, "the working directory")
 	assert.Contains(t, pv.Title, "timeout 120s")
-	assert.Contains(t, pv.Title, "not sandboxed")
+	assert.True(t, strings.Contains(pv.Title, "sandbox: workspace-write, .git read-only, no network") || strings.Contains(pv.Title, "NOT sandboxed: "),
+		"how confined it runs: %s", pv.Title)
 	assert.False(t, pv.Focus, "the preview never takes a key")
 	assert.True(t, n.Bool(t, `(function()
   local d = require("fido.questions").current().detail_win

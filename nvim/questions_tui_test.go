@@ -200,7 +200,7 @@ func TestTUIMCPTrustWaitsWhileTheUserWrites(t *testing.T) {
 			openQuestion(t, u)
 			screen := u.Screen()
 			assert.Contains(t, screen, "runs: sh -c 'touch started; sleep 30'", "the server's whole command is on screen")
-			assert.Contains(t, screen, "not sandboxed")
+			assert.Contains(t, screen, "sandbox: yes", "how the server will run")
 			t.Logf("the screen while the trust question is open:\n%s", screen)
 			u.Keys("Enter") // the first item: Not now
 			u.WaitLua(t, `vim.fn.join(require("fido.mcp").state.servers or {}, "\n"):find("not trusted", 1, true) ~= nil`, 10*time.Second)

@@ -43,16 +43,10 @@ func TestE2ESandboxStatuslinePreviewAndHealth(t *testing.T) {
 
 	approvalTurn(t, n, srv, "call_s", "touch ran.txt")
 	n.WaitFor(t, `_G.fake.open ~= nil`, 10*time.Second, `_G.fake.log`)
+	n.WaitFor(t, `require("fido.questions").current().placed ~= nil`, 5*time.Second)
 	var preview string
-	n.Lua(t, &preview, `local w = require("fido.questions").current().preview
-local b = vim.api.nvim_win_get_buf(w)
-local title = vim.api.nvim_win_get_config(w).title
-if type(title) == "table" then
-  local parts = {}
-  for _, c in ipairs(title) do table.insert(parts, c[1]) end
-  title = table.concat(parts)
-end
-return (title or "") .. "\n" .. table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")`)
+	n.Lua(t, &preview, `local w = require("fido.questions").current().detail_win
+return table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), "\n")`)
 	assert.Contains(t, preview, "sandbox: workspace-write, .git read-only, no network")
 	keys(t, n, "<CR>") // Deny
 	n.WaitFor(t, `require("fido").status().state == "idle"`, 10*time.Second)
@@ -81,16 +75,10 @@ func TestE2ESandboxUnavailableIsSaid(t *testing.T) {
 	n.Lua(t, &line, `return require("fido").statusline(200)`)
 	assert.Contains(t, line, "NOT sandboxed")
 	n.WaitFor(t, `_G.fake.open ~= nil`, 10*time.Second, `_G.fake.log`)
+	n.WaitFor(t, `require("fido.questions").current().placed ~= nil`, 5*time.Second)
 	var preview string
-	n.Lua(t, &preview, `local w = require("fido.questions").current().preview
-local b = vim.api.nvim_win_get_buf(w)
-local title = vim.api.nvim_win_get_config(w).title
-if type(title) == "table" then
-  local parts = {}
-  for _, c in ipairs(title) do table.insert(parts, c[1]) end
-  title = table.concat(parts)
-end
-return (title or "") .. "\n" .. table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")`)
+	n.Lua(t, &preview, `local w = require("fido.questions").current().detail_win
+return table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), "\n")`)
 	assert.Contains(t, preview, "NOT sandboxed: Landlock is not available")
 	keys(t, n, "<CR>") // Deny
 	n.WaitFor(t, `require("fido").status().state == "idle"`, 10*time.Second)

@@ -182,7 +182,9 @@ func (t *BashTool) approve(ctx context.Context, callID, command string, timeout 
 		always += " (with " + offered.Phrase() + ")"
 	}
 	q := bashQuestion(t.ws.Root, callID, command, timeout, always)
-	q.DetailInfo = append(q.DetailInfo, plan.info()...)
+	if info := plan.info(); len(info) > 0 {
+		q.Sandbox = info[0] // how confined it runs, beside the directory and timeout
+	}
 	if !offered.IsZero() {
 		q.Items = insertAfter(q.Items, BashRunOnce, BashRunOnceWith+offered.Phrase())
 	}

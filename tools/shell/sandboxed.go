@@ -575,7 +575,8 @@ func (t *BashTool) unsandboxedFallback(ctx context.Context, inv tools.Invocation
 		Approval:       true,
 		Detail:         strings.TrimRight(command, "\n"),
 		DetailFiletype: "sh",
-		DetailInfo:     []string{"bash_exec in " + t.ws.Root, "NOT sandboxed: " + why.Error()},
+		DetailInfo:     []string{"bash_exec in " + t.ws.Root},
+		Sandbox:        "NOT sandboxed: " + why.Error(),
 		CallID:         inv.CallID,
 	}
 	idx, err := tools.AskQuestion(ctx, t.p, q, q.Prompt+"\n$ "+command)

@@ -128,7 +128,7 @@ func TestSandboxedWriteOutsideIsRefusedAndNamed(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "nothing was written outside")
 	qs := b.asker.questions()
 	require.Len(t, qs, 2)
-	assert.Contains(t, qs[0].DetailInfo, "sandbox: workspace-write, .git read-only, no network")
+	assert.Equal(t, "sandbox: workspace-write, .git read-only, no network", qs[0].Sandbox)
 	assert.Equal(t, "The sandbox refused what this command tried. Run it again with write access to "+b.outside+"?", qs[1].Prompt)
 	assert.Contains(t, qs[1].DetailInfo, "refused: create "+target+": outside the writable directories ("+strings.Join(writableOf(t, b), ", ")+")")
 	assert.Equal(t, BashWidenDeny, qs[1].Items[qs[1].Safe])
@@ -286,7 +286,7 @@ func TestSandboxNoLandlockNeverRunsSilently(t *testing.T) {
 	assert.False(t, res.IsError, res.Content)
 	assert.Contains(t, res.Content, "sandbox: NOT sandboxed: Landlock is not available (simulated)")
 	require.Len(t, asker.questions(), 1, "auto mode without a sandbox asks")
-	assert.Contains(t, asker.questions()[0].DetailInfo, "NOT sandboxed: Landlock is not available (simulated) (the command runs with your full authority)")
+	assert.Equal(t, "NOT sandboxed: Landlock is not available (simulated) (the command runs with your full authority)", asker.questions()[0].Sandbox)
 	assert.Equal(t, "unavailable", tool.SandboxState())
 	assert.False(t, tool.ReadOnlySandboxed(), "subagents and plan mode get no commands")
 }
@@ -356,7 +356,7 @@ func TestSandboxSubagentReadOnly(t *testing.T) {
 	assert.True(t, os.IsNotExist(err))
 	qs := b.asker.questions()
 	require.Len(t, qs, 1, "no widening question for a subagent")
-	assert.Contains(t, qs[0].DetailInfo, "sandbox: read-only (writes only in its temp dir), no network")
+	assert.Equal(t, "sandbox: read-only (writes only in its temp dir), no network", qs[0].Sandbox)
 
 	// Plan mode likewise.
 	plan := tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain}, PlanMode: true}
