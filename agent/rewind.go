@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -67,7 +67,7 @@ func (s *Session) rewind() {
 	if len(cmds) > 0 {
 		preview += "; commands ran after it, their changes cannot be restored: " + strings.Join(cmds, "; ")
 	}
-	first := firstLine(userText(target.msg.Content), 50)
+	first := text.ShortenTo(text.FirstLine(userText(target.msg.Content)), 50)
 	mode, err := s.ui.Select(ctx, fmt.Sprintf("Rewind to before “%s” (%s)", first, preview), RewindChoices)
 	if err != nil || mode < 0 || mode == 3 {
 		s.ui.Notice("rewind cancelled")
@@ -127,11 +127,6 @@ func userText(content string) string {
 	return content
 }
 
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return tools.ShortenTo(s, n)
-}
-
 // filesAfter lists the files changed from turn on.
 func filesAfter(entries []workspace.UndoEntry, turn int) []string {
 	seen := map[string]bool{}
@@ -146,7 +141,7 @@ func filesAfter(entries []workspace.UndoEntry, turn int) []string {
 }
 
 func turnLabel(m Message, files []string) string {
-	label := firstLine(userText(m.Content), 60)
+	label := text.ShortenTo(text.FirstLine(userText(m.Content)), 60)
 	if t, err := time.Parse(time.RFC3339, m.Time); err == nil {
 		label += "  · " + t.Local().Format("15:04")
 	}
@@ -174,7 +169,7 @@ func commandsAfter(msgs []Message) []string {
 				Command string `json:"command"`
 			}
 			_ = json.Unmarshal([]byte(c.Arguments), &a)
-			out = append(out, "`"+tools.ShortenTo(strings.TrimSpace(a.Command), 80)+"`")
+			out = append(out, "`"+text.ShortenTo(strings.TrimSpace(a.Command), 80)+"`")
 		}
 	}
 	return out

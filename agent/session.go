@@ -10,6 +10,7 @@ import (
 
 	"github.com/fido-nvim/fido/plan"
 	"github.com/fido-nvim/fido/tools"
+	textfmt "github.com/fido-nvim/fido/tools/text" // "text" names messages here
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -291,7 +292,7 @@ func (s *Session) submitMessage(text string) {
 		s.queued = append(s.queued, text)
 		n := len(s.queued)
 		s.mu.Unlock()
-		s.ui.Notice(fmt.Sprintf("queued (%d): %s — sent when this turn ends; <C-c> cancels and puts it back in the input", n, firstLine(text, 60)))
+		s.ui.Notice(fmt.Sprintf("queued (%d): %s — sent when this turn ends; <C-c> cancels and puts it back in the input", n, textfmt.ShortenTo(textfmt.FirstLine(text), 60)))
 		return
 	}
 	if s.cfg.MissingKey != "" {

@@ -34,6 +34,8 @@ func serveRPC(ctx context.Context, root string, getenv func(string) string) erro
 	stderr := secret.RedactWriter(os.Stderr)
 	logger := log.New(stderr, "fido: ", log.LstdFlags|log.Lmicroseconds)
 	tools.SetPanicLog(stderr)
+	// Every tool result loses Fido's keys before the model or the transcript sees it.
+	tools.SetRedactor(secret.Redact)
 	harden(logger.Printf)
 	cfg := agent.ConfigFromEnv(getenv)
 	keyProblems := resolveKeys(ctx, &cfg, getenv)
@@ -108,7 +110,7 @@ func newBackend(cfg agent.Config, root string, getenv func(string) string, ui ag
 		Usage:     func(u agent.Usage) { session.AddSubagentUsage(u) },
 	})
 	all := append(files.Tools(ws), updatePlan, delegateTool, ask.NewAskExpertTool(ui))
-	all = append(all, web.NewTools(web.Config{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
+	all = append(all, web.Tools(web.Config{BaseURL: cfg.TavilyURL, APIKey: cfg.TavilyKey})...)
 	jsTool := js.NewJSTool(ws, ui)
 	jsTool.Prewarm() // its worker process starts now, not during the first call
 	perms, notice := permission.OpenStore(filepath.Join(stateDir, "permissions.json"), cfg.Permissions)

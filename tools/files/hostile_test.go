@@ -194,7 +194,7 @@ func TestReadFileSparseHugeFileHonoursCancel(t *testing.T) {
 	saved := firstHole
 	firstHole = func(*os.File, int64) (int64, bool) { return 0, false }
 	defer func() { firstHole = saved }()
-	tool := &ReadFileTool{ws: ws}
+	tool := newReadFile(ws)
 	ctx, cancel := context.WithCancel(context.Background())
 	args, _ := json.Marshal(map[string]any{"path": "sparse.txt"})
 	var runErr error

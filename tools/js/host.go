@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/secret"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // jsWorkerSlack is how long after the worker's own deadline (the time limit
@@ -313,5 +313,5 @@ func jsCrashLine(stderr string) string {
 	if i := bytes.IndexByte([]byte(stderr), '\n'); i >= 0 {
 		first = stderr[:i]
 	}
-	return ": " + tools.Shorten(first, 200)
+	return ": " + text.Shorten(first, 200)
 }

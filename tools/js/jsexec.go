@@ -12,6 +12,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -118,7 +119,7 @@ func (t *JSTool) SummarizeCall(args json.RawMessage) string {
 	if i := strings.IndexByte(first, '\n'); i >= 0 {
 		first = strings.TrimSpace(first[:i]) + " …"
 	}
-	s := tools.Shorten(first, 60)
+	s := text.Shorten(first, 60)
 	if p.AllowNetwork {
 		s += " (network)"
 	}
@@ -252,7 +253,7 @@ func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool,
 		return false, "network access needs the user's approval and there is no user to ask; ran offline", nil
 	}
 	preview := strings.Join(strings.Fields(code), " ")
-	prompt := fmt.Sprintf("javascript_execute asks for network access (fetch; it can also reach localhost and internal services): %s", tools.Shorten(preview, 80))
+	prompt := fmt.Sprintf("javascript_execute asks for network access (fetch; it can also reach localhost and internal services): %s", text.Shorten(preview, 80))
 	q := tools.Question{
 		Prompt:         "Allow this script network access, localhost included? (code shown above)",
 		Items:          []string{jsChoiceAllow, jsChoiceOffline},
@@ -279,10 +280,10 @@ func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool,
 // jsSummary is the transcript line: "ok · 3 log lines · 12ms", the error, or the stop.
 func jsSummary(out jsOutput, elapsed time.Duration) string {
 	if out.TimedOut {
-		return tools.Shorten(out.Error.Message, 60)
+		return text.Shorten(out.Error.Message, 60)
 	}
 	if out.Error != nil {
-		return tools.Shorten(out.Error.Name+": "+firstLine(out.Error.Message), 100)
+		return text.Shorten(out.Error.Name+": "+firstLine(out.Error.Message), 100)
 	}
 	parts := []string{"ok"}
 	switch n := len(out.Console) + out.ConsoleDropped; n {

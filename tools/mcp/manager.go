@@ -13,6 +13,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // Config wires a Manager.
@@ -457,5 +458,5 @@ func joinShort(items []string, n int) string {
 		}
 		s += it
 	}
-	return tools.ShortenTo(s, n)
+	return text.ShortenTo(s, n)
 }

@@ -119,8 +119,12 @@ func TestClock(t *testing.T) {
 		{0, "0.0s"},
 		{420 * time.Millisecond, "0.4s"},
 		{4 * time.Second, "4.0s"},
+		{4249 * time.Millisecond, "4.2s"},
 		{59960 * time.Millisecond, "59.9s"},
+		{time.Minute, "1m00s"},
 		{63 * time.Second, "1m03s"},
+		{63*time.Second + 900*time.Millisecond, "1m03s"},
+		{59*time.Minute + 59*time.Second, "59m59s"},
 		{time.Hour + 2*time.Minute + 3*time.Second, "1h02m03s"},
 	} {
 		assert.Equal(t, tc.want, Clock(tc.d), "Clock(%v)", tc.d)
