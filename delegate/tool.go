@@ -161,9 +161,12 @@ func refuseNested(inv tools.Invocation) tools.Result {
 }
 
 // call forks the parent's conversation, runs the subagent and returns its
-// normalized delegate_result. A subagent's call never gets here: the guard
-// answers it with refuseNested.
+// normalized delegate_result.
 func (t *Tool) call(ctx context.Context, inv tools.Invocation, a Args) (tools.Result, error) {
+	if inv.IsSubagent() {
+		// The registry's guard answers first; this keeps a direct call safe.
+		return refuseNested(inv), nil
+	}
 	if t.cfg.Provider == nil || t.cfg.Registry == nil || t.cfg.Registry() == nil {
 		return t.result(failedResult(nil, CodeUnavailable, "Delegation is not available in this session.",
 			"no provider or tool registry is configured for subagents")), nil

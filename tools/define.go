@@ -54,12 +54,11 @@ type Declared[P any] struct {
 }
 
 // Define makes the tool d declares: one source for its name, contract,
-// access, transcript line and run function. Its Run applies the
-// invocation guard (so a direct call is as safe as one through the
-// registry), decodes the arguments strictly into P, calls P's Validate,
-// runs d.Run, and names the tool in front of every error result: a tool
-// writes only its sentence ("path is required"), the model reads
-// "read_file: path is required".
+// access, transcript line and run function. Its Run decodes the arguments
+// strictly into P, calls P's Validate, runs d.Run, and names the tool in
+// front of every error result: a tool writes only its sentence ("path is
+// required"), the model reads "read_file: path is required". The guard is
+// the registry's (Invoke applies it before Run, to the registered tool).
 //
 // A Contract built for another type than P makes the contract's Err say
 // so, and NewRegistry refuses the tool.
@@ -110,9 +109,6 @@ func (t *Declared[P]) RefuseNested(inv Invocation) Result {
 
 // Run implements Tool.
 func (t *Declared[P]) Run(ctx context.Context, inv Invocation, args json.RawMessage) (Result, error) {
-	if res, denied := Guard(inv, t); denied {
-		return res, nil
-	}
 	var p P
 	err := DecodeArgs(args, &p)
 	if v, ok := any(&p).(Validator); ok && err == nil {

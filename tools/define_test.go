@@ -65,6 +65,8 @@ func TestDefineNamesTheToolInEveryError(t *testing.T) {
 		{"coded error result", `{"name":"bob"}`, CodedErrorResult("busy", "try later"),
 			`{"error":{"code":"busy","message":"greet: try later"}}`, "busy: greet: try later"},
 		{"named already", `{"name":"bob"}`, ErrorResult("greet: once"), `{"error":"greet: once"}`, "greet: once"},
+		{"named as the subject", `{"name":"bob"}`, ErrorResult("greet needs a name"), `{"error":"greet needs a name"}`, "greet needs a name"},
+		{"a longer name is not the name", `{"name":"bob"}`, ErrorResult("greeting failed"), `{"error":"greet: greeting failed"}`, "greet: greeting failed"},
 		{"a summary the tool set stays", `{"name":"bob"}`, func() Result { r := ErrorResult("no"); r.Summary = "short"; return r }(),
 			`{"error":"greet: no"}`, "short"},
 		{"a result built by hand is the tool's own", `{"name":"bob"}`, Result{Content: "exit 1", IsError: true, Summary: "failed"},
@@ -114,29 +116,23 @@ func TestDefinePassesFaultsToTheRegistry(t *testing.T) {
 	assert.Equal(t, `{"error":"greet failed: disk on fire"}`, res.Content)
 }
 
-// Called directly, without the registry, a declared tool applies the same
-// guard: a subagent never runs a mutating tool, plan mode neither.
-func TestDefineGuardsDirectCalls(t *testing.T) {
+// Through the registry the guard answers first: a subagent never runs a
+// mutating tool, plan mode neither, and a Delegation tool's RefuseNested
+// answers a subagent.
+func TestDefinedToolsAreGuarded(t *testing.T) {
 	ran := false
-	tool := greet(Mutating, func(greetParams) (Result, error) { ran = true; return Result{}, nil })
-	for _, inv := range []Invocation{
-		{Identity: Identity{Role: RoleSubagent, AgentID: "s"}, DelegationDepth: 1},
-		{Identity: Identity{Role: RoleMain}, PlanMode: true},
-	} {
-		res, err := tool.Run(context.Background(), inv, json.RawMessage(`{"name":"a"}`))
-		require.NoError(t, err)
-		assert.Contains(t, res.Content, "permission_denied")
-	}
-	assert.False(t, ran)
-	assert.Contains(t, tool.RefuseNested(Invocation{}).Content, "greet is not available to a subagent")
-
-	delegation := Define(Def[greetParams]{Name: "greet", Access: Delegation, Contract: greetContract,
+	mutating := greet(Mutating, func(greetParams) (Result, error) { ran = true; return Result{}, nil })
+	delegation := Define(Def[greetParams]{Name: "nest", Access: Delegation, Contract: greetContract,
 		Run:          func(context.Context, Invocation, greetParams) (Result, error) { ran = true; return Result{}, nil },
 		RefuseNested: func(Invocation) Result { return Result{Content: "nested", IsError: true} }})
-	res, err := delegation.Run(context.Background(), Invocation{Identity: Identity{Role: RoleSubagent}, DelegationDepth: 1}, json.RawMessage(`{"name":"a"}`))
+	reg, err := NewRegistry(mutating, delegation)
 	require.NoError(t, err)
-	assert.Equal(t, "nested", res.Content)
+	sub := Invocation{Identity: Identity{Role: RoleSubagent, AgentID: "s"}, DelegationDepth: 1}
+	assert.Contains(t, reg.Invoke(context.Background(), sub, "greet", json.RawMessage(`{"name":"a"}`)).Content, "permission_denied")
+	assert.Contains(t, reg.Invoke(context.Background(), Invocation{Identity: Identity{Role: RoleMain}, PlanMode: true}, "greet", json.RawMessage(`{"name":"a"}`)).Content, "permission_denied")
+	assert.Equal(t, "nested", reg.Invoke(context.Background(), sub, "nest", json.RawMessage(`{"name":"a"}`)).Content)
 	assert.False(t, ran)
+	assert.Contains(t, mutating.RefuseNested(Invocation{}).Content, "greet is not available to a subagent", "without RefuseNested: the guard's answer")
 }
 
 func TestDefineSummarizesCalls(t *testing.T) {

@@ -171,10 +171,12 @@ func (f *fault) summary() string {
 
 // named is r with "<name>: " in front of its error message, when r is an
 // error result made by ErrorResult or CodedErrorResult whose content the
-// tool left as it was. A summary or changed paths the tool set stay.
+// tool left as it was, and whose message does not begin with the name
+// already ("bash_exec: …", "bash_exec needs …"). A summary or changed
+// paths the tool set stay.
 func (r Result) named(name string) Result {
 	f := r.fault
-	if !r.IsError || f == nil || r.Content != f.content() || strings.HasPrefix(f.msg, name+": ") {
+	if !r.IsError || f == nil || r.Content != f.content() || strings.HasPrefix(f.msg, name+": ") || strings.HasPrefix(f.msg, name+" ") {
 		return r // not ours to change, or named already
 	}
 	out := faultResult(&fault{code: f.code, msg: name + ": " + f.msg})

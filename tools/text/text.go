@@ -76,13 +76,10 @@ func Headline(s string, n int) string {
 }
 
 // Duration words a duration for a sentence, as precisely as a reader
-// needs: "500µs", "250ms", "1.5s", "12s", "2m5s", "1h2m3s". Negative
+// needs: "0ms", "250ms", "1.5s", "12s", "2m5s", "1h2m3s". Negative
 // durations count as zero.
 func Duration(d time.Duration) string {
 	d = max(d, 0)
-	if d < time.Millisecond {
-		return d.String()
-	}
 	if ms := d.Round(time.Millisecond); ms < time.Second {
 		return strconv.FormatInt(ms.Milliseconds(), 10) + "ms"
 	}

@@ -91,9 +91,10 @@ func TestDuration(t *testing.T) {
 		d    time.Duration
 		want string
 	}{
-		{0, "0s"},
-		{-time.Second, "0s"},
-		{500 * time.Microsecond, "500µs"},
+		{0, "0ms"},
+		{-time.Second, "0ms"},
+		{229 * time.Microsecond, "0ms"},
+		{500 * time.Microsecond, "1ms"},
 		{12 * time.Millisecond, "12ms"},
 		{999*time.Millisecond + 400*time.Microsecond, "999ms"},
 		{999*time.Millisecond + 600*time.Microsecond, "1s"},
