@@ -53,7 +53,7 @@ func introduced(before, after []tools.Diagnostic, m *lineMap) []tools.Diagnostic
 
 // formatDiagnostic is one line: path:line:col: severity: message (source).
 func formatDiagnostic(path string, d tools.Diagnostic) string {
-	msg := text.Shorten(strings.Join(strings.Fields(d.Message), " "), maxMessage)
+	msg := text.Shorten(text.Collapse(d.Message), maxMessage)
 	s := fmt.Sprintf("%s:%d:%d: %s: %s", path, d.Line, d.Col, d.Severity, msg)
 	if d.Source != "" {
 		s += " (" + d.Source + ")"
