@@ -3,13 +3,14 @@ package agent
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools/toolstest"
 )
 
 // A FIFO or a symlink to /dev/zero among the snapshots must not hang or
@@ -26,30 +27,7 @@ func TestRecallSkipsFIFOAndDevZeroSnapshots(t *testing.T) {
 		defer close(done)
 		s.command("/recall")
 	}()
-	waitBounded(t, 5*time.Second, "/recall", done)
+	toolstest.WaitBounded(t, 5*time.Second, "/recall", done)
 	assert.True(t, ui.has("notice /recall: skipped 2 unreadable snapshot(s)"))
 	assert.True(t, ui.has("error /recall: no readable snapshot"))
-}
-
-// waitBounded waits at most d for done, stopping the process if the heap
-// grows past 512 MiB meanwhile (a runaway read cannot be interrupted).
-func waitBounded(t *testing.T, d time.Duration, what string, done <-chan struct{}) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(d)
-	for {
-		select {
-		case <-done:
-			return
-		case <-deadline:
-			t.Fatalf("%s did not return within %v", what, d)
-		case <-tick.C:
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			if ms.HeapAlloc > 512<<20 {
-				panic(what + ": heap grew past 512 MiB")
-			}
-		}
-	}
 }

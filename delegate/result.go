@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // Status values of a delegate_result.
@@ -296,7 +297,7 @@ func bound(s string, n int) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	return tools.Shorten(s, n)
+	return text.Shorten(s, n)
 }
 
 // Fit encodes r within maxBytes: if it is too big, findings are dropped from

@@ -4,10 +4,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/fido-nvim/fido/agent"
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // Phases of the subagent activity bar besides tool names.
@@ -155,14 +155,5 @@ func (m *monitor) Usage(u agent.Usage) {
 	}
 }
 
-// sanitize makes one short line: control characters and newlines become
-// spaces, runs of space collapse, and the text is cut to n runes.
-func sanitize(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.IsSpace(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	return bound(strings.Join(strings.Fields(s), " "), n)
-}
+// sanitize makes one short line (text.Collapse) of at most n runes.
+func sanitize(s string, n int) string { return text.Shorten(text.Collapse(s), n) }

@@ -58,7 +58,7 @@ func TestMonitor(t *testing.T) {
 		{PhaseNested, "", 1300 * time.Millisecond, false},
 	}, got[:7])
 	assert.Equal(t, row{StatusCompleted, "2 finding(s)", 2300 * time.Millisecond, true}, got[7])
-	assert.Equal(t, "src/x.go 12–40 [31m and a very long tail that goes on and on…", got[4].detail)
+	assert.Equal(t, "src/x.go 12–40[31m and a very long tail that goes on and on…", got[4].detail, "control characters dropped (text.Collapse)")
 	for _, s := range st {
 		assert.NotContains(t, s.Detail, "secret")
 		assert.NotContains(t, s.Detail, "\n")

@@ -67,8 +67,10 @@ type Config struct {
 	NewID func() string
 }
 
-// Tool is the delegate tool. It runs one subagent at a time.
+// Tool is the delegate tool, declared with tools.Define. It runs one
+// subagent at a time.
 type Tool struct {
+	*tools.Declared[Args]
 	cfg    Config
 	parent atomic.Pointer[parentRef]
 	busy   atomic.Bool
@@ -105,6 +107,10 @@ func NewTool(cfg Config) *Tool {
 		cfg.NewID = randomID
 	}
 	t := &Tool{cfg: cfg, now: time.Now}
+	t.Declared = tools.Define(tools.Def[Args]{
+		Name: Name, Access: tools.Delegation, Contract: contract, ArgsCode: "invalid_arguments",
+		Run: t.call, Summarize: summary, RefuseNested: refuseNested,
+	})
 	t.SetParent(cfg.Parent)
 	return t
 }
@@ -115,27 +121,18 @@ func randomID() string {
 	return "subagent-" + hex.EncodeToString(b[:])
 }
 
-func (t *Tool) Name() string                { return Name }
-func (t *Tool) Description() string         { return contract.Description() }
-func (t *Tool) Parameters() json.RawMessage { return contract.Parameters() }
-func (t *Tool) Access() tools.Access        { return tools.Delegation }
-
-// Contract implements tools.Contracted.
-func (t *Tool) Contract() *tools.Contract { return contract }
-
-// SummarizeCall is the transcript line of a delegate call: the task, shortened.
-func (t *Tool) SummarizeCall(args json.RawMessage) string {
-	var a Args
-	if json.Unmarshal(args, &a) != nil || strings.TrimSpace(a.Task) == "" {
+// summary is the transcript line of a delegate call: the task, shortened.
+func summary(a Args) string {
+	if strings.TrimSpace(a.Task) == "" {
 		return "subagent"
 	}
 	return sanitize(a.Task, 80)
 }
 
-// RefuseNested answers a delegate call made by a subagent: a normal failed
+// refuseNested answers a delegate call made by a subagent: a normal failed
 // delegate_result carrying the caller's runner-given identity. Nothing is
 // forked and no model request is made.
-func (t *Tool) RefuseNested(inv tools.Invocation) tools.Result {
+func refuseNested(inv tools.Invocation) tools.Result {
 	// Only subagents reach this (the guard checks identity and depth), so the
 	// role is subagent even if the invocation's identity says otherwise.
 	id := inv.Identity
@@ -150,19 +147,12 @@ func (t *Tool) RefuseNested(inv tools.Invocation) tools.Result {
 	}
 }
 
-// Run forks the parent's conversation, runs the subagent and returns its
+// call forks the parent's conversation, runs the subagent and returns its
 // normalized delegate_result.
-func (t *Tool) Run(ctx context.Context, inv tools.Invocation, raw json.RawMessage) (tools.Result, error) {
+func (t *Tool) call(ctx context.Context, inv tools.Invocation, a Args) (tools.Result, error) {
 	if inv.IsSubagent() {
-		// The registry's guard answers first; this keeps Run safe on its own.
-		return t.RefuseNested(inv), nil
-	}
-	var a Args
-	if err := tools.DecodeArgs(raw, &a); err != nil {
-		return tools.CodedErrorResult("invalid_arguments", "delegate: %v", err), nil
-	}
-	if err := a.validate(); err != nil {
-		return tools.CodedErrorResult("invalid_arguments", "delegate: %v", err), nil
+		// The registry's guard answers first; this keeps a direct call safe.
+		return refuseNested(inv), nil
 	}
 	if p := t.parentNow(); t.cfg.Provider == nil || p == nil || p.Registry() == nil {
 		return t.result(failedResult(nil, CodeUnavailable, "Delegation is not available in this session.",
@@ -180,12 +170,14 @@ func (t *Tool) Run(ctx context.Context, inv tools.Invocation, raw json.RawMessag
 	}()
 	id := tools.Identity{Role: tools.RoleSubagent, AgentID: t.cfg.NewID(), ParentRole: tools.RoleMain}
 	parent, ok := agent.ParentMessages(ctx)
-	fork := BuildFork(parent, ok, id, t.Name(), inv.CallID, a)
+	fork := BuildFork(parent, ok, id, Name, inv.CallID, a)
 	started = true // from here the subagent's goroutine releases the flag
 	return t.run(ctx, id, fork, t.timeout(a)), nil
 }
 
-func (a *Args) validate() error {
+// Validate implements tools.Validator: the task is trimmed and required,
+// mode and output_contract name what exists.
+func (a *Args) Validate() error {
 	a.Task = strings.TrimSpace(a.Task)
 	if a.Task == "" {
 		return errors.New(`"task" is required and must not be empty`)
@@ -249,7 +241,7 @@ type outcome struct {
 func (t *Tool) run(ctx context.Context, id tools.Identity, fork Fork, timeout time.Duration) tools.Result {
 	parent := t.parentNow()
 	reg := parent.Registry()
-	mon := newMonitor(id.AgentID, t.now, parent.SubagentStatus, parent.AddSubagentUsage, t.Name())
+	mon := newMonitor(id.AgentID, t.now, parent.SubagentStatus, parent.AddSubagentUsage, Name)
 	if fork.Bootstrap.ContextMode == ContextForked {
 		mon.set(PhaseStarting, fmt.Sprintf("forked %d messages", fork.Bootstrap.ForkedMessageCount))
 	} else {

@@ -1,14 +1,10 @@
 package nvim
 
 import (
-	"fmt"
 	"strings"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/fido-nvim/fido/agent"
-	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // ActivityPayload is what Lua's require("fido.activity").apply receives:
@@ -40,34 +36,15 @@ func ActivityView(s *agent.SubagentStatus) ActivityPayload {
 	if s == nil {
 		return ActivityPayload{Group: SubagentGroup}
 	}
-	parts := []string{"SUBAGENT " + shortID(oneLine(s.AgentID))}
-	if phase := oneLine(s.Phase); phase != "" {
+	parts := []string{"SUBAGENT " + shortID(text.Collapse(s.AgentID))}
+	if phase := text.Collapse(s.Phase); phase != "" {
 		parts = append(parts, phase)
 	}
-	if detail := truncateRunes(oneLine(s.Detail), activityDetailMax); detail != "" {
+	if detail := text.ShortenTo(text.Collapse(s.Detail), activityDetailMax); detail != "" {
 		parts = append(parts, detail)
 	}
-	parts = append(parts, FormatElapsed(s.Elapsed))
+	parts = append(parts, text.Clock(s.Elapsed))
 	return ActivityPayload{Visible: true, Text: strings.Join(parts, activitySep), Group: SubagentGroup}
-}
-
-// FormatElapsed formats a duration for the bar: "0.4s", "4.2s", "59.9s",
-// "1m03s", "1h02m03s". Negative durations count as zero.
-func FormatElapsed(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	if d < time.Minute {
-		// Truncate (not round) to tenths so 59.96s never shows as "60.0s".
-		tenths := int64(d / (100 * time.Millisecond))
-		return fmt.Sprintf("%d.%ds", tenths/10, tenths%10)
-	}
-	secs := int64(d / time.Second)
-	h, m, s := secs/3600, secs/60%60, secs%60
-	if h > 0 {
-		return fmt.Sprintf("%dh%02dm%02ds", h, m, s)
-	}
-	return fmt.Sprintf("%dm%02ds", m, s)
 }
 
 // shortID keeps the last activityIDLen characters of an agent id (ids are
@@ -82,36 +59,6 @@ func shortID(id string) string {
 	}
 	return string(r[len(r)-activityIDLen:])
 }
-
-// oneLine makes s safe for a one-line bar: invalid UTF-8, control and format
-// characters are dropped, every run of whitespace (newlines included)
-// becomes one space, and the ends are trimmed.
-func oneLine(s string) string {
-	var b strings.Builder
-	space := false
-	for i, w := 0, 0; i < len(s); i += w {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		w = size
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			continue
-		case unicode.IsSpace(r):
-			space = b.Len() > 0
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
-			continue
-		default:
-			if space {
-				b.WriteByte(' ')
-				space = false
-			}
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// truncateRunes bounds s to n characters, marking a cut with "…".
-func truncateRunes(s string, n int) string { return tools.ShortenTo(s, n) }
 
 // activitySurface is the subagent bar. Not safe for concurrent use (UI
 // guards it).

@@ -11,28 +11,6 @@ import (
 	"github.com/fido-nvim/fido/agent"
 )
 
-func TestFormatElapsed(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "0.0s"},
-		{-time.Second, "0.0s"},
-		{420 * time.Millisecond, "0.4s"},
-		{4200 * time.Millisecond, "4.2s"},
-		{4249 * time.Millisecond, "4.2s"},
-		{59960 * time.Millisecond, "59.9s"},
-		{time.Minute, "1m00s"},
-		{63 * time.Second, "1m03s"},
-		{63*time.Second + 900*time.Millisecond, "1m03s"},
-		{59*time.Minute + 59*time.Second, "59m59s"},
-		{time.Hour + 2*time.Minute + 3*time.Second, "1h02m03s"},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, FormatElapsed(tt.d), "%v", tt.d)
-	}
-}
-
 func TestActivityView(t *testing.T) {
 	long := strings.Repeat("word ", 40)
 	tests := []struct {

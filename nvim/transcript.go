@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fido-nvim/fido/tools/secret"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // Highlight groups of transcript lines.
@@ -325,8 +326,7 @@ func (t *Transcript) Content(delta string) { t.stream(kindAnswer, "", delta) }
 // ToolCall adds "● name summary"; ToolResult with the same id completes it.
 func (t *Transcript) ToolCall(id, name, summary string) {
 	t.assistantHeader()
-	text := "● " + oneLineText(strings.TrimSpace(name+" "+summary))
-	t.newEntry(kindTool, false, line{text, groupTool})
+	t.newEntry(kindTool, false, line{"● " + text.Collapse(name+" "+summary), groupTool})
 	t.tools[id] = t.end() - 1
 }
 
@@ -338,14 +338,14 @@ func (t *Transcript) ToolResult(id, name, summary string, isError bool) {
 		mark, group = "✗", groupError
 	}
 	suffix := " … " + mark
-	if s := oneLineText(summary); s != "" {
+	if s := text.Collapse(summary); s != "" {
 		suffix += " " + s
 	}
 	row, ok := t.tools[id]
 	delete(t.tools, id)
 	if !ok || row < t.base {
 		t.assistantHeader()
-		t.newEntry(kindTool, false, line{"● " + oneLineText(name) + suffix, group})
+		t.newEntry(kindTool, false, line{"● " + text.Collapse(name) + suffix, group})
 		return
 	}
 	l := &t.lines[row-t.base]
@@ -364,7 +364,7 @@ func (t *Transcript) ToolNote(id, note string) {
 		return
 	}
 	l := &t.lines[row-t.base]
-	l.text += " · " + oneLineText(note)
+	l.text += " · " + text.Collapse(note)
 	if row < t.dirtyFrom {
 		t.dirtyRows[row] = true
 	}
@@ -550,9 +550,4 @@ func sortRows(rs []RowLine) {
 			rs[j], rs[j-1] = rs[j-1], rs[j]
 		}
 	}
-}
-
-// oneLineText keeps tool lines on one line.
-func oneLineText(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -9,23 +8,21 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools/toolstest"
 )
 
-const crashEnv = "FIDO_PLAN_CRASH_CHILD"
+var crashChild = toolstest.CrashChild{Test: "TestCrashChild", Env: "FIDO_PLAN_CRASH_CHILD"}
 
 // TestCrashChild is the child of TestCrashDuringUpdates: it does 1,000 rapid
 // updates of the plan file named by $FIDO_PLAN_CRASH_CHILD until it is killed.
 func TestCrashChild(t *testing.T) {
-	path := os.Getenv(crashEnv)
-	if path == "" {
-		t.Skip("only runs as the child of TestCrashDuringUpdates")
-	}
+	path := crashChild.Child(t)
 	s, notice, err := OpenStore(path)
 	if err != nil || notice != "" {
 		fmt.Printf("open failed: %v %s\n", err, notice)
@@ -55,35 +52,14 @@ func TestCrashChild(t *testing.T) {
 }
 
 func TestCrashDuringUpdates(t *testing.T) {
-	if os.Getenv(crashEnv) != "" {
-		t.Skip("child")
-	}
-	if testing.Short() {
-		t.Skip("spawns child processes")
-	}
+	crashChild.Parent(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "plan.json")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	lastVersion, killedMidway := 0, 0
 	const rounds = 20
 	for round := 0; round < rounds; round++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashEnv+"="+path)
-		out, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		sc := bufio.NewScanner(out)
-		require.True(t, sc.Scan(), "child produced no output")
-		require.Equal(t, "ready", sc.Text())
-
-		time.Sleep(time.Duration(rng.IntN(150_000)) * time.Microsecond)
-		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-		for sc.Scan() {
-			require.NotContains(t, sc.Text(), "failed", "child: %s", sc.Text())
-		}
-		err = cmd.Wait()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && !ee.Exited() {
+		if crashChild.Kill(t, path, time.Duration(rng.IntN(150_000))*time.Microsecond) {
 			killedMidway++
 		}
 

@@ -3,7 +3,6 @@ package plan
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fido-nvim/fido/tools/toolstest"
 )
 
 // A plan.json that is a FIFO, a symlink to /dev/zero or a huge file must not
@@ -43,7 +44,7 @@ func TestOpenStoreRefusesFIFODevZeroAndHugeFiles(t *testing.T) {
 				defer close(done)
 				o.s, o.notice, o.err = OpenStore(p)
 			}()
-			waitBounded(t, 5*time.Second, "OpenStore", done)
+			toolstest.WaitBounded(t, 5*time.Second, "OpenStore", done)
 			require.NoError(t, o.err)
 			assert.Nil(t, o.s.Current())
 			assert.Contains(t, o.notice, "could not be loaded")
@@ -55,28 +56,5 @@ func TestOpenStoreRefusesFIFODevZeroAndHugeFiles(t *testing.T) {
 			}
 			assert.True(t, kept, "kept aside, never deleted")
 		})
-	}
-}
-
-// waitBounded waits at most d for done, stopping the process if the heap
-// grows past 512 MiB meanwhile (a runaway read cannot be interrupted).
-func waitBounded(t *testing.T, d time.Duration, what string, done <-chan struct{}) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(d)
-	for {
-		select {
-		case <-done:
-			return
-		case <-deadline:
-			t.Fatalf("%s did not return within %v", what, d)
-		case <-tick.C:
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			if ms.HeapAlloc > 512<<20 {
-				panic(what + ": heap grew past 512 MiB")
-			}
-		}
 	}
 }

@@ -1,16 +1,15 @@
 package plan
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 //go:embed update_plan.md
@@ -25,9 +24,9 @@ var updatePlanContract = tools.NewContract[UpdateArgs](strings.TrimSpace(updateP
 }, tools.MaxItems("items", MaxItems), tools.Enum("items.status", Pending, InProgress, Blocked, Done),
 	tools.MaxItems("items.evidence", MaxEvidence))
 
-// UpdateTool is the update_plan tool: it replaces the plan in a Store and
+// updateTool is the update_plan tool: it replaces the plan in a Store and
 // returns the complete normalized plan as its result.
-type UpdateTool struct {
+type updateTool struct {
 	store    *Store
 	onUpdate func(Plan)
 	// mu keeps store updates and onUpdate calls in the same order.
@@ -39,39 +38,19 @@ type UpdateTool struct {
 // refresh the plan window; it is not called for a rejected update, but it is
 // for a stale one (with the plan another session saved, which the model then
 // receives too).
+//
+// The plan is the parent's session state: the tool is ParentOnly.
 func NewUpdateTool(store *Store, onUpdate func(Plan)) tools.Tool {
-	return &UpdateTool{store: store, onUpdate: onUpdate}
+	t := &updateTool{store: store, onUpdate: onUpdate}
+	return tools.Define(tools.Def[UpdateArgs]{
+		Name: ToolName, Access: tools.ParentOnly, Contract: updatePlanContract,
+		Run: t.run, Summarize: UpdateArgs.summary, ArgsNote: "; the plan was not changed",
+	})
 }
 
-var (
-	_ tools.Tool           = (*UpdateTool)(nil)
-	_ tools.CallSummarizer = (*UpdateTool)(nil)
-	_ tools.Contracted     = (*UpdateTool)(nil)
-)
-
-// Name implements tools.Tool.
-func (t *UpdateTool) Name() string { return ToolName }
-
-// Description implements tools.Tool.
-func (t *UpdateTool) Description() string { return updatePlanContract.Description() }
-
-// Parameters implements tools.Tool.
-func (t *UpdateTool) Parameters() json.RawMessage { return updatePlanContract.Parameters() }
-
-// Contract implements tools.Contracted.
-func (t *UpdateTool) Contract() *tools.Contract { return updatePlanContract }
-
-// Access implements tools.Tool: the plan is the parent's session state.
-func (t *UpdateTool) Access() tools.Access { return tools.ParentOnly }
-
-// Run implements tools.Tool.
-func (t *UpdateTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var in UpdateArgs
-	if err := tools.DecodeArgs(args, &in); err != nil {
-		return tools.ErrorResult("update_plan: %v; the plan was not changed", err), nil
-	}
+func (t *updateTool) run(ctx context.Context, _ tools.Invocation, in UpdateArgs) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
-		return tools.ErrorResult("update_plan was not run: %v; the plan was not changed", err), nil
+		return tools.ErrorResult("not run: %v; the plan was not changed", err), nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -92,9 +71,9 @@ func (t *UpdateTool) Run(ctx context.Context, inv tools.Invocation, args json.Ra
 			}, nil
 		}
 		if errors.As(err, &ve) {
-			return tools.ErrorResult("update_plan rejected, the plan was not changed (still version %d): %v", t.store.Version(), ve), nil
+			return tools.ErrorResult("rejected, the plan was not changed (still version %d): %v", t.store.Version(), ve), nil
 		}
-		return tools.ErrorResult("update_plan could not save the plan, it was not changed (still version %d): %v", t.store.Version(), err), nil
+		return tools.ErrorResult("could not save the plan, it was not changed (still version %d): %v", t.store.Version(), err), nil
 	}
 	if t.onUpdate != nil {
 		t.onUpdate(p.Clone())
@@ -102,23 +81,13 @@ func (t *UpdateTool) Run(ctx context.Context, inv tools.Invocation, args json.Ra
 	return tools.Result{Content: ResultJSON(p), Summary: Summary(p)}, nil
 }
 
-// SummarizeCall implements tools.CallSummarizer: "5 items: <reason>".
-func (t *UpdateTool) SummarizeCall(args json.RawMessage) string {
-	var in struct {
-		Reason string            `json:"reason"`
-		Items  []json.RawMessage `json:"items"`
-	}
-	if err := json.NewDecoder(bytes.NewReader(args)).Decode(&in); err != nil {
-		return tools.Shorten(strings.Join(strings.Fields(string(args)), " "), 80)
-	}
-	s := fmt.Sprintf("%d items", len(in.Items))
-	if len(in.Items) == 1 {
-		s = "1 item"
-	}
+// summary is the transcript line of a call: "5 items: <reason>".
+func (in UpdateArgs) summary() string {
+	s := text.Count(len(in.Items), "item", "items")
 	if r := singleLine(in.Reason); r != "" {
 		s += ": " + r
 	}
-	return tools.Shorten(s, 80)
+	return text.Shorten(s, 80)
 }
 
 // Summary is the concise transcript line for a plan, never the plan itself:

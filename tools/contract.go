@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"text/template"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // Contract is a tool's model-facing argument contract, built once from one
@@ -267,10 +267,10 @@ func schemaType(s *jsonschema.Schema) string {
 }
 
 // templateFuncs are what contract templates may call besides the vars.
-var templateFuncs = template.FuncMap{"size": sizeText, "dur": durationText}
+var templateFuncs = template.FuncMap{"size": func(n int) string { return text.Size(int64(n)) }, "dur": text.ExactDuration}
 
-func render(where, text string, vars Vars) (string, error) {
-	t, err := template.New(where).Option("missingkey=error").Funcs(templateFuncs).Parse(text)
+func render(where, src string, vars Vars) (string, error) {
+	t, err := template.New(where).Option("missingkey=error").Funcs(templateFuncs).Parse(src)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", where, err)
 	}
@@ -279,32 +279,4 @@ func render(where, text string, vars Vars) (string, error) {
 		return "", fmt.Errorf("%s: %w", where, err)
 	}
 	return b.String(), nil
-}
-
-// sizeText writes a byte count in the largest unit that holds it exactly:
-// "300 bytes", "16 KiB", "2 MiB", "1 GiB".
-func sizeText(n int) string {
-	for _, u := range []struct {
-		name  string
-		shift uint
-	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
-		if n != 0 && n%(1<<u.shift) == 0 {
-			return strconv.Itoa(n>>u.shift) + " " + u.name
-		}
-	}
-	return strconv.Itoa(n) + " bytes"
-}
-
-// durationText writes a duration in the largest unit that holds it exactly:
-// "300 ms", "1 s", "2 min".
-func durationText(d time.Duration) string {
-	for _, u := range []struct {
-		name string
-		unit time.Duration
-	}{{"h", time.Hour}, {"min", time.Minute}, {"s", time.Second}, {"ms", time.Millisecond}} {
-		if d != 0 && d%u.unit == 0 {
-			return strconv.FormatInt(int64(d/u.unit), 10) + " " + u.name
-		}
-	}
-	return d.String()
 }

@@ -220,15 +220,20 @@ func TestCheckStructAgainstSchema(t *testing.T) {
 	}
 }
 
-func TestSizeAndDurationText(t *testing.T) {
-	assert.Equal(t, "300 bytes", sizeText(300))
-	assert.Equal(t, "4000 bytes", sizeText(4000))
-	assert.Equal(t, "16 KiB", sizeText(16<<10))
-	assert.Equal(t, "2 MiB", sizeText(2<<20))
-	assert.Equal(t, "1 GiB", sizeText(1<<30))
-	assert.Equal(t, "0 bytes", sizeText(0))
-	assert.Equal(t, "300 ms", durationText(300*time.Millisecond))
-	assert.Equal(t, "1 s", durationText(time.Second))
-	assert.Equal(t, "2 min", durationText(2*time.Minute))
-	assert.Equal(t, "1500 ms", durationText(1500*time.Millisecond))
+// Templates state sizes and durations through tools/text.
+func TestTemplateSizeAndDuration(t *testing.T) {
+	for _, tc := range []struct {
+		vars Vars
+		want string
+	}{
+		{Vars{"N": 300, "D": 300 * time.Millisecond}, "300 bytes, 300 ms"},
+		{Vars{"N": 4000, "D": time.Second}, "4000 bytes, 1 s"},
+		{Vars{"N": 16 << 10, "D": 2 * time.Minute}, "16 KiB, 2 min"},
+		{Vars{"N": 2 << 20, "D": 1500 * time.Millisecond}, "2 MiB, 1500 ms"},
+		{Vars{"N": 1 << 30, "D": time.Hour}, "1 GiB, 1 h"},
+	} {
+		got, err := render("test", "{{size .N}}, {{dur .D}}", tc.vars)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got)
+	}
 }

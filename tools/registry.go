@@ -11,9 +11,9 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
-	"unicode/utf8"
+	"sync/atomic"
 
-	"github.com/fido-nvim/fido/tools/secret"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // Spec is the advertised form of a tool: the bytes the provider sends.
@@ -151,7 +151,11 @@ func (r *Registry) Names() []string {
 func (r *Registry) Invoke(ctx context.Context, inv Invocation, name string, args json.RawMessage) (res Result) {
 	// Whatever a tool read (a command printing the environment, a file
 	// holding the key), Fido's keys never reach the model or the transcript.
-	defer func() { res.Content, res.Summary = secret.Redact(res.Content), secret.Redact(res.Summary) }()
+	defer func() {
+		if redact := redactor.Load(); redact != nil {
+			res.Content, res.Summary = (*redact)(res.Content), (*redact)(res.Summary)
+		}
+	}()
 	t, ok := r.byName[name]
 	if !ok {
 		return ErrorResult("unknown tool %q; available tools: %s", name, strings.Join(r.Names(), ", "))
@@ -163,7 +167,7 @@ func (r *Registry) Invoke(ctx context.Context, inv Invocation, name string, args
 		args = json.RawMessage("{}")
 	}
 	if !json.Valid(args) {
-		return ErrorResult("invalid JSON arguments for %s: %s", name, Shorten(string(args), 200))
+		return ErrorResult("invalid JSON arguments for %s: %s", name, text.Shorten(string(args), 200))
 	}
 	if err := ctx.Err(); err != nil {
 		return ErrorResult("%s was not run: %v", name, err)
@@ -186,6 +190,20 @@ func (r *Registry) Invoke(ctx context.Context, inv Invocation, name string, args
 		return ErrorResult("%s failed: %v", name, err)
 	}
 	return out
+}
+
+// redactor removes secrets from every result Invoke returns (nil: none).
+var redactor atomic.Pointer[func(string) string]
+
+// SetRedactor makes every registry's Invoke pass each result's content and
+// summary through redact: the composition root hands it the key redaction
+// (tools/secret), which the contract itself does not know.
+func SetRedactor(redact func(string) string) {
+	if redact == nil {
+		redactor.Store(nil)
+		return
+	}
+	redactor.Store(&redact)
 }
 
 // panicLog receives stacks of recovered tool panics (stderr in the host, which goes to the log).
@@ -220,8 +238,14 @@ func Guard(inv Invocation, t Tool) (Result, bool) {
 			return nr.RefuseNested(inv), true
 		}
 	}
+	return deniedToSubagent(t.Name()), true
+}
+
+// deniedToSubagent is the guard's answer to a subagent calling a tool that
+// is not read-only.
+func deniedToSubagent(name string) Result {
 	return CodedErrorResult("permission_denied",
-		"%s is not available to a subagent: subagents are read-only and may only use read-only tools; nothing was changed", t.Name()), true
+		"%s is not available to a subagent: subagents are read-only and may only use read-only tools; nothing was changed", name)
 }
 
 // confinable reports a Mutating tool that runs read-only for subagents and
@@ -272,35 +296,6 @@ func jsonKind(t reflect.Type) string {
 	return t.String()
 }
 
-// Shorten cuts s to at most n runes, marking the cut with an ellipsis
-// (spaces before the cut are dropped).
-func Shorten(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimRight(string(r[:max(n, 0)]), " \t") + "…"
-}
-
-// ShortenTo cuts s so that it is at most n runes long, ellipsis included.
-func ShortenTo(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return Shorten(s, n-1)
-}
-
-// OneLine shortens a possibly multi-line text (a command, a question) to its
-// first line of at most n runes, saying how many lines it leaves out.
-func OneLine(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	first := strings.TrimSpace(lines[0])
-	if rest := len(lines) - 1; rest > 0 {
-		return Shorten(first, n) + fmt.Sprintf(" … (+%d lines)", rest)
-	}
-	return Shorten(first, n)
-}
-
 // SummarizeCall gives the one-line transcript description of a call.
 func (r *Registry) SummarizeCall(name string, args json.RawMessage) string {
 	if t, ok := r.byName[name]; ok {
@@ -308,6 +303,11 @@ func (r *Registry) SummarizeCall(name string, args json.RawMessage) string {
 			return cs.SummarizeCall(args)
 		}
 	}
-	s := strings.Join(strings.Fields(string(args)), " ")
-	return Shorten(s, 80)
+	return rawCallSummary(args)
+}
+
+// rawCallSummary is the transcript line of a call whose tool cannot
+// describe it: the arguments on one line, shortened.
+func rawCallSummary(args json.RawMessage) string {
+	return text.Shorten(text.Collapse(string(args)), 80)
 }

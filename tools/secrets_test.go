@@ -24,7 +24,11 @@ func (l leakyTool) Run(context.Context, Invocation, json.RawMessage) (Result, er
 	return Result{Content: "env: KEY=" + l.out + "\n", Summary: "saw " + l.out}, nil
 }
 
+// The composition root hands the registry the key redaction; the contract
+// itself imports no Fido package.
 func TestSecretsAreRedactedFromToolResults(t *testing.T) {
+	SetRedactor(secret.Redact)
+	t.Cleanup(func() { SetRedactor(nil) })
 	const key = "sk-or-v1-registry-leak-0123456789"
 	secret.Add(key)
 	secret.Add("short") // too short to be a key: never redacted

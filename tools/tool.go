@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Role names who is calling a tool. It is set by the runner, never by model text.
@@ -101,6 +102,8 @@ type Result struct {
 	// Changed lists absolute paths the call created, changed or removed, so the
 	// editor can reload their buffers.
 	Changed []string
+
+	fault *fault // set by ErrorResult and CodedErrorResult
 }
 
 // CallSummarizer is implemented by tools that can describe a call in one short
@@ -143,17 +146,56 @@ type Refresher interface {
 
 // ErrorResult is the standard failed result: {"error": "..."} for the model.
 func ErrorResult(format string, args ...any) Result {
-	msg := fmt.Sprintf(format, args...)
-	b, _ := json.Marshal(map[string]string{"error": msg})
-	return Result{Content: string(b), IsError: true, Summary: msg}
+	return faultResult(&fault{msg: fmt.Sprintf(format, args...)})
 }
 
 // CodedErrorResult is a failed result with a stable machine-readable code:
 // {"error": {"code": "...", "message": "..."}}.
 func CodedErrorResult(code, format string, args ...any) Result {
-	msg := fmt.Sprintf(format, args...)
-	b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": msg}})
-	return Result{Content: string(b), IsError: true, Summary: code + ": " + msg}
+	return faultResult(&fault{code: code, msg: fmt.Sprintf(format, args...)})
+}
+
+// fault is what ErrorResult or CodedErrorResult was given, kept so that
+// Define can put the tool's name in front of the message.
+type fault struct{ code, msg string }
+
+func faultResult(f *fault) Result {
+	return Result{Content: f.content(), IsError: true, Summary: f.summary(), fault: f}
+}
+
+func (f *fault) content() string {
+	var b []byte
+	if f.code == "" {
+		b, _ = json.Marshal(map[string]string{"error": f.msg})
+	} else {
+		b, _ = json.Marshal(map[string]any{"error": map[string]string{"code": f.code, "message": f.msg}})
+	}
+	return string(b)
+}
+
+func (f *fault) summary() string {
+	if f.code == "" {
+		return f.msg
+	}
+	return f.code + ": " + f.msg
+}
+
+// named is r with "<name>: " in front of its error message, when r is an
+// error result made by ErrorResult or CodedErrorResult whose content the
+// tool left as it was, and whose message does not begin with the name
+// already ("bash_exec: …", "bash_exec needs …"). A summary or changed
+// paths the tool set stay.
+func (r Result) named(name string) Result {
+	f := r.fault
+	if !r.IsError || f == nil || r.Content != f.content() || strings.HasPrefix(f.msg, name+": ") || strings.HasPrefix(f.msg, name+" ") {
+		return r // not ours to change, or named already
+	}
+	out := faultResult(&fault{code: f.code, msg: name + ": " + f.msg})
+	if r.Summary != f.summary() {
+		out.Summary = r.Summary
+	}
+	out.Changed = r.Changed
+	return out
 }
 
 // JSONResult marshals v as the model-facing content.

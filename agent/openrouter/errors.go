@@ -16,7 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/fido-nvim/fido/agent"
-	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // maxErrorBody bounds what is kept of an error body or of a body that is
@@ -56,7 +56,7 @@ func httpError(label string, status int, body []byte, retryAfter time.Duration) 
 	case status == 429:
 		m := label + " is rate limiting requests (429)"
 		if retryAfter > 0 {
-			m += fmt.Sprintf("; retry after %s", shortDuration(retryAfter))
+			m += fmt.Sprintf("; retry after %s", text.Duration(retryAfter))
 		}
 		e.Message, e.Retryable = withDetail(m), true
 	case status >= 500:
@@ -90,7 +90,7 @@ func streamError(e gjson.Result) *agent.ProviderError {
 	if n, err := strconv.Atoi(code); err == nil {
 		retry = n == 408 || n == 409 || n == 429 || n >= 500
 	}
-	msg = clip(oneLine(msg), 240)
+	msg = text.ShortenTo(text.Collapse(msg), 240)
 	if code != "" {
 		msg += " (" + code + ")"
 	}
@@ -123,7 +123,7 @@ func connectError(label string, err error) *agent.ProviderError {
 	if errors.As(err, &uerr) {
 		err = uerr.Err
 	}
-	return &agent.ProviderError{Message: "cannot reach " + label + ": " + oneLine(err.Error()), Retryable: retry}
+	return &agent.ProviderError{Message: "cannot reach " + label + ": " + text.Collapse(err.Error()), Retryable: retry}
 }
 
 // retryReason is the short cause shown in a retry note, e.g. "429 (rate limited)".
@@ -191,19 +191,19 @@ func errorDetail(body []byte) string {
 		if p := root.Get("error.metadata.provider_name").String(); p != "" && msg != "" {
 			msg += " [" + p + "]"
 		}
-		return clip(oneLine(msg), 240)
+		return text.ShortenTo(text.Collapse(msg), 240)
 	}
 	s := string(body)
 	if looksHTML(s) {
 		if m := titleRE.FindStringSubmatch(s); m != nil {
-			if t := oneLine(html.UnescapeString(tagRE.ReplaceAllString(m[1], ""))); t != "" {
-				return clip(t, 160)
+			if t := text.Collapse(html.UnescapeString(tagRE.ReplaceAllString(m[1], ""))); t != "" {
+				return text.ShortenTo(t, 160)
 			}
 		}
 		s = scriptRE.ReplaceAllString(s, " ")
 		s = html.UnescapeString(tagRE.ReplaceAllString(s, " "))
 	}
-	return clip(oneLine(s), 160)
+	return text.ShortenTo(text.Collapse(s), 160)
 }
 
 var (
@@ -216,35 +216,4 @@ func looksHTML(s string) bool {
 	head := strings.ToLower(strings.TrimSpace(s[:min(len(s), 512)]))
 	return strings.HasPrefix(head, "<") && (strings.Contains(head, "<html") || strings.Contains(head, "<!doctype") ||
 		strings.Contains(head, "<head") || strings.Contains(head, "<body") || strings.Contains(head, "<title"))
-}
-
-// oneLine collapses all whitespace runs to single spaces.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// clip shortens s to at most n runes, marking the cut with an ellipsis.
-func clip(s string, n int) string { return tools.ShortenTo(s, n) }
-
-// sizeText words a byte count in MiB, or KiB below one MiB.
-func sizeText(n int64) string {
-	if n >= 1<<20 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d KiB", n>>10)
-}
-
-func shortDuration(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond).String()
-	case d >= time.Millisecond:
-		return d.Round(time.Millisecond).String()
-	}
-	return d.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

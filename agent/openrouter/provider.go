@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/fido-nvim/fido/agent"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 const (
@@ -184,7 +185,7 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request, onDelta func(a
 	}
 	body, err := encodeRequest(req, p.cfg.Preferences, &p.heads)
 	if err != nil {
-		return agent.Response{}, p.scrub(&agent.ProviderError{Message: "cannot build the request: " + oneLine(err.Error())})
+		return agent.Response{}, p.scrub(&agent.ProviderError{Message: "cannot build the request: " + text.Collapse(err.Error())})
 	}
 	for attempt := 0; ; attempt++ {
 		resp, perr, delivered := p.attempt(ctx, body, onDelta)
@@ -198,7 +199,7 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request, onDelta func(a
 		retry := perr.Retryable && !delivered && attempt < p.cfg.MaxRetries && perr.RetryAfter <= maxRetryAfter
 		if !retry {
 			if attempt > 0 && perr.Retryable && !delivered {
-				perr.Message += fmt.Sprintf(" (gave up after %d %s)", attempt, plural(attempt, "retry", "retries"))
+				perr.Message += fmt.Sprintf(" (gave up after %d %s)", attempt, text.Plural(attempt, "retry", "retries"))
 			}
 			return agent.Response{}, p.scrub(perr)
 		}
@@ -207,7 +208,7 @@ func (p *Provider) Stream(ctx context.Context, req agent.Request, onDelta func(a
 			wait = p.cfg.Backoff(attempt + 1)
 		}
 		onDelta(agent.Delta{Kind: agent.DeltaStatus, Text: p.scrubText(fmt.Sprintf("retrying in %s after %s (attempt %d of %d)",
-			shortDuration(wait), retryReason(perr), attempt+2, p.cfg.MaxRetries+1))})
+			text.Duration(wait), retryReason(perr), attempt+2, p.cfg.MaxRetries+1))})
 		if err := p.cfg.Sleep(ctx, wait); err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return agent.Response{}, cerr
@@ -230,7 +231,7 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(agent.
 	tctx := httptrace.WithClientTrace(actx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { conn = i.Conn }})
 	hreq, err := http.NewRequestWithContext(tctx, http.MethodPost, p.cfg.BaseURL+"/chat/completions", bytes.NewReader(body))
 	if err != nil {
-		return agent.Response{}, &agent.ProviderError{Message: "cannot build the request: " + oneLine(err.Error())}, false
+		return agent.Response{}, &agent.ProviderError{Message: "cannot build the request: " + text.Collapse(err.Error())}, false
 	}
 	p.setHeaders(hreq.Header)
 	hreq.Header.Set("Content-Type", "application/json")
@@ -309,9 +310,9 @@ func (p *Provider) finish(ctx context.Context, genID string, acc *accumulator, e
 		perr.Message = p.label + " reported an error mid-answer: " + perr.Message
 		return fail(perr)
 	case events.tooMuch:
-		return fail(&agent.ProviderError{Message: fmt.Sprintf("%s sent more than %s in one answer; the answer was stopped", p.label, sizeText(events.maxBytes))})
+		return fail(&agent.ProviderError{Message: fmt.Sprintf("%s sent more than %s in one answer; the answer was stopped", p.label, text.Size(events.maxBytes))})
 	case events.tooLong:
-		return fail(&agent.ProviderError{Message: fmt.Sprintf("%s sent a stream line longer than %s; the answer was stopped", p.label, sizeText(int64(events.maxLine)))})
+		return fail(&agent.ProviderError{Message: fmt.Sprintf("%s sent a stream line longer than %s; the answer was stopped", p.label, text.Size(int64(events.maxLine)))})
 	case wd.stalled():
 		return fail(p.stallError())
 	case events.notSSE() != nil:
@@ -323,7 +324,7 @@ func (p *Provider) finish(ctx context.Context, genID string, acc *accumulator, e
 		// usage chunk) is accepted, since nothing of the answer is missing.
 		msg := "the connection to " + p.label + " was cut before the answer finished"
 		if recvErr != nil && !errors.Is(recvErr, io.EOF) {
-			msg += " (" + oneLine(recvErr.Error()) + ")"
+			msg += " (" + text.Collapse(recvErr.Error()) + ")"
 		}
 		return fail(&agent.ProviderError{Message: msg, Retryable: true})
 	}
@@ -359,7 +360,7 @@ func (p *Provider) setHeaders(h http.Header) {
 func (p *Provider) stallError() *agent.ProviderError {
 	return &agent.ProviderError{
 		Message: fmt.Sprintf("no data from %s for %s (keep-alives do not count): the stream stalled; FIDO_IDLE_TIMEOUT or setup({ idle_timeout_ms = … }) sets this limit",
-			p.label, shortDuration(p.cfg.IdleTimeout)),
+			p.label, text.Duration(p.cfg.IdleTimeout)),
 		Retryable: true,
 	}
 }

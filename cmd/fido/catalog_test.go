@@ -9,6 +9,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,6 +98,30 @@ func TestBuiltinToolContracts(t *testing.T) {
 	for _, tool := range reg.Tools() {
 		t.Run(tool.Name(), func(t *testing.T) {
 			assert.NoError(t, tools.CheckContract(tool))
+		})
+	}
+}
+
+// Every built-in tool names itself in front of the errors the model reads
+// (tools.Define does it): an unknown argument is refused by each with
+// "<name>: unknown argument …".
+func TestBuiltinToolsNameThemselvesInErrors(t *testing.T) {
+	reg := builtinRegistry(t)
+	for _, tool := range reg.Tools() {
+		t.Run(tool.Name(), func(t *testing.T) {
+			res := reg.Invoke(context.Background(), tools.Invocation{Identity: tools.Identity{Role: tools.RoleMain}}, tool.Name(), json.RawMessage(`{"no_such_argument":1}`))
+			require.True(t, res.IsError, res.Content)
+			var body struct {
+				Error json.RawMessage `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(res.Content), &body), res.Content)
+			var msg string
+			if json.Unmarshal(body.Error, &msg) != nil {
+				var coded struct{ Message string }
+				require.NoError(t, json.Unmarshal(body.Error, &coded), res.Content)
+				msg = coded.Message
+			}
+			assert.True(t, strings.HasPrefix(msg, tool.Name()+`: unknown argument "no_such_argument"`), msg)
 		})
 	}
 }

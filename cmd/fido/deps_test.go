@@ -55,6 +55,20 @@ func TestCoreLinksNoToolImplementation(t *testing.T) {
 	}
 }
 
+// The tool contract links no package of Fido's but tools/text (string
+// formatting, standard library only): not the key redaction, which the
+// composition root hands it (tools.SetRedactor), nor any implementation.
+func TestContractLinksOnlyTheTextHelpers(t *testing.T) {
+	for _, d := range goListDeps(t, module+"/tools") {
+		if d == module || strings.HasPrefix(d, module+"/") {
+			assert.Contains(t, []string{module + "/tools", module + "/tools/text"}, d, "the contract links %s", d)
+		}
+	}
+	for _, d := range goListDeps(t, module+"/tools/text") {
+		assert.False(t, strings.HasPrefix(d, module+"/") && d != module+"/tools/text", "tools/text links %s", d)
+	}
+}
+
 // goListDeps lists every package pkg links (go list -deps), itself included.
 func goListDeps(t *testing.T, pkg string) []string {
 	t.Helper()

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/fido-nvim/fido/agent"
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/secret"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // The key commands (setup({ api_key_cmd = …, tavily_api_key_cmd = … })):
@@ -84,7 +84,7 @@ func runKeyCommand(ctx context.Context, spec string) (string, error) {
 			msg = msg[:i]
 		}
 		if msg != "" {
-			return "", fmt.Errorf("%s: %v: %s", argv[0], err, tools.Shorten(msg, 200))
+			return "", fmt.Errorf("%s: %v: %s", argv[0], err, text.Shorten(msg, 200))
 		}
 		return "", fmt.Errorf("%s: %v", argv[0], err)
 	}

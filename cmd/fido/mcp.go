@@ -16,6 +16,7 @@ import (
 	"github.com/fido-nvim/fido/tools/permission"
 	"github.com/fido-nvim/fido/tools/sandbox"
 	"github.com/fido-nvim/fido/tools/shell"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // MCPConfigEnv carries setup({ mcp = … }) from Lua as JSON.
@@ -139,12 +140,8 @@ func (c *mcpCommands) Commands() []agent.SlashCommand {
 }
 
 func oneLineHelp(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if s == "" {
+	if s = text.ShortenTo(text.Collapse(s), 80); s == "" {
 		return "MCP prompt"
-	}
-	if r := []rune(s); len(r) > 80 {
-		s = string(r[:79]) + "…"
 	}
 	return s
 }

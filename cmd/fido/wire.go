@@ -35,6 +35,8 @@ func serveRPC(ctx context.Context, root string, getenv func(string) string) erro
 	stderr := secret.RedactWriter(os.Stderr)
 	logger := log.New(stderr, "fido: ", log.LstdFlags|log.Lmicroseconds)
 	tools.SetPanicLog(stderr)
+	// Every tool result loses Fido's keys before the model or the transcript sees it.
+	tools.SetRedactor(secret.Redact)
 	harden(logger.Printf)
 	cfg := agent.ConfigFromEnv(getenv)
 	keyProblems := resolveKeys(ctx, &cfg, getenv)
@@ -175,7 +177,7 @@ func (b *builder) buildTools() error {
 	updatePlan := plan.NewUpdateTool(b.plans, func(p plan.Plan) { front.Plan(&p) })
 	b.delegate = delegate.NewTool(delegate.Config{Provider: b.provider})
 	all := append(files.Tools(ws), updatePlan, b.delegate, ask.NewAskExpertTool(front))
-	all = append(all, web.NewTools(web.Config{BaseURL: b.cfg.TavilyURL, APIKey: b.cfg.TavilyKey})...)
+	all = append(all, web.Tools(web.Config{BaseURL: b.cfg.TavilyURL, APIKey: b.cfg.TavilyKey})...)
 	jsTool := js.NewJSTool(ws, front)
 	jsTool.Prewarm() // its worker process starts now, not during the first call
 	// One rule set decides commands, JS network access and MCP tools.

@@ -3,11 +3,11 @@ package ask
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 //go:embed ask_an_expert.md
@@ -22,13 +22,17 @@ type ExpertAsker interface {
 // MaxExpertQuestion bounds the question's length in characters.
 const MaxExpertQuestion = 4000
 
-// AskExpertTool is ask_an_expert: the user relays a question to a person.
-type AskExpertTool struct {
-	asker ExpertAsker
+// NewAskExpertTool makes ask_an_expert, which has the user relay a
+// question to a person; asker may be nil (then it refuses).
+func NewAskExpertTool(asker ExpertAsker) tools.Tool {
+	return tools.Define(tools.Def[askExpertParams]{
+		Name: "ask_an_expert", Access: tools.ParentOnly, Contract: askExpertContract,
+		Summarize: func(p askExpertParams) string { return text.Shorten(text.Collapse(p.Question), 60) },
+		Run: func(ctx context.Context, _ tools.Invocation, p askExpertParams) (tools.Result, error) {
+			return askExpert(ctx, asker, p.Question)
+		},
+	})
 }
-
-// NewAskExpertTool makes ask_an_expert; asker may be nil (then it refuses).
-func NewAskExpertTool(asker ExpertAsker) *AskExpertTool { return &AskExpertTool{asker: asker} }
 
 type askExpertParams struct {
 	Question string `json:"question" jsonschema:"A self-contained question for a human expert (at most {{.MaxQuestion}} characters)."`
@@ -36,40 +40,21 @@ type askExpertParams struct {
 
 var askExpertContract = tools.NewContract[askExpertParams](strings.TrimSpace(askExpertTemplate), tools.Vars{"MaxQuestion": MaxExpertQuestion})
 
-func (t *AskExpertTool) Name() string         { return "ask_an_expert" }
-func (t *AskExpertTool) Description() string  { return askExpertContract.Description() }
-func (t *AskExpertTool) Access() tools.Access { return tools.ParentOnly }
-func (t *AskExpertTool) Parameters() json.RawMessage {
-	return askExpertContract.Parameters()
-}
-
-// Contract implements tools.Contracted.
-func (t *AskExpertTool) Contract() *tools.Contract { return askExpertContract }
-
-func (t *AskExpertTool) SummarizeCall(args json.RawMessage) string {
-	var p askExpertParams
-	_ = json.Unmarshal(args, &p)
-	return tools.Shorten(strings.Join(strings.Fields(p.Question), " "), 60)
-}
-
-func (t *AskExpertTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p askExpertParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("%v", err), nil
-	}
-	q := strings.TrimSpace(p.Question)
+// askExpert shows the question through asker and returns the answer.
+func askExpert(ctx context.Context, asker ExpertAsker, question string) (tools.Result, error) {
+	q := strings.TrimSpace(question)
 	switch {
 	case q == "":
 		return tools.ErrorResult("argument \"question\" is missing or empty"), nil
 	case utf8.RuneCountInString(q) > MaxExpertQuestion:
 		return tools.ErrorResult("the question has %d characters; at most %d", utf8.RuneCountInString(q), MaxExpertQuestion), nil
-	case t.asker == nil:
-		return tools.ErrorResult("ask_an_expert needs the editor to show the question; it is not available here"), nil
+	case asker == nil:
+		return tools.ErrorResult("needs the editor to show the question; it is not available here"), nil
 	}
-	answer, ok, err := t.asker.AskExpert(ctx, q)
+	answer, ok, err := asker.AskExpert(ctx, q)
 	if err != nil {
 		if ctx.Err() != nil {
-			return tools.ErrorResult("ask_an_expert was cancelled"), nil
+			return tools.ErrorResult("cancelled"), nil
 		}
 		return tools.ErrorResult("could not ask the user: %v", err), nil
 	}
@@ -77,6 +62,6 @@ func (t *AskExpertTool) Run(ctx context.Context, _ tools.Invocation, args json.R
 	if !ok || answer == "" {
 		return tools.ErrorResult("the user cancelled: no expert answer; continue without it or ask the user how to proceed"), nil
 	}
-	res := tools.JSONResult(map[string]string{"answer": answer}, tools.Shorten(strings.Join(strings.Fields(answer), " "), 60))
+	res := tools.JSONResult(map[string]string{"answer": answer}, text.Shorten(text.Collapse(answer), 60))
 	return res, nil
 }

@@ -3,12 +3,13 @@ package ask
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 //go:embed ask_user.md
@@ -20,12 +21,18 @@ const (
 	AskSomethingElse = "Something else…"
 )
 
-// AskUserTool asks the user a question, with up to three suggested answers
+// askUserTool asks the user a question, with up to three suggested answers
 // and free text.
-type AskUserTool struct{ p tools.Prompter }
+type askUserTool struct{ p tools.Prompter }
 
 // NewAskUserTool returns ask_user; p shows the question (nil: every call fails clearly).
-func NewAskUserTool(p tools.Prompter) *AskUserTool { return &AskUserTool{p: p} }
+func NewAskUserTool(p tools.Prompter) tools.Tool {
+	t := &askUserTool{p: p}
+	return tools.Define(tools.Def[askUserParams]{
+		Name: "ask_user", Access: tools.ParentOnly, Contract: askUserContract,
+		Run: t.run, Summarize: func(p askUserParams) string { return text.Headline(p.Question, 80) },
+	})
+}
 
 type askUserParams struct {
 	Question string   `json:"question" jsonschema:"The question, short and self-contained."`
@@ -42,37 +49,21 @@ type askAnswer struct {
 	Note   string  `json:"note,omitempty"`
 }
 
-func (t *AskUserTool) Name() string         { return "ask_user" }
-func (t *AskUserTool) Description() string  { return askUserContract.Description() }
-func (t *AskUserTool) Access() tools.Access { return tools.ParentOnly }
-func (t *AskUserTool) Parameters() json.RawMessage {
-	return askUserContract.Parameters()
-}
-
-// Contract implements tools.Contracted.
-func (t *AskUserTool) Contract() *tools.Contract { return askUserContract }
-
-func (t *AskUserTool) SummarizeCall(args json.RawMessage) string {
-	var p askUserParams
-	_ = json.Unmarshal(args, &p)
-	return tools.OneLine(p.Question, 80)
-}
-
-func (t *AskUserTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p askUserParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("ask_user: %v", err), nil
-	}
-	question := strings.TrimSpace(p.Question)
-	if question == "" {
-		return tools.ErrorResult("ask_user: question is required"), nil
+// Validate implements tools.Validator: the question is trimmed, the
+// choices are normalized (askChoices).
+func (p *askUserParams) Validate() error {
+	if p.Question = strings.TrimSpace(p.Question); p.Question == "" {
+		return errors.New("question is required")
 	}
 	choices, err := askChoices(p.Choices)
-	if err != nil {
-		return tools.ErrorResult("ask_user: %v", err), nil
-	}
+	p.Choices = choices
+	return err
+}
+
+func (t *askUserTool) run(ctx context.Context, _ tools.Invocation, p askUserParams) (tools.Result, error) {
+	question, choices := p.Question, p.Choices
 	if t.p == nil {
-		return tools.ErrorResult("ask_user needs an editor to ask the user; continue with your best judgement and state your assumptions"), nil
+		return tools.ErrorResult("needs an editor to ask the user; continue with your best judgement and state your assumptions"), nil
 	}
 	if len(choices) > 0 {
 		idx, err := tools.AskQuestion(ctx, t.p, askQuestion(question, append(choices, AskSomethingElse)), question)
@@ -122,7 +113,7 @@ func askChoices(in []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for i, c := range in {
-		c = strings.Join(strings.Fields(c), " ")
+		c = text.Collapse(c)
 		if c == "" {
 			return nil, fmt.Errorf("choice %d is empty", i+1)
 		}
@@ -136,15 +127,15 @@ func askChoices(in []string) ([]string, error) {
 
 // failed turns a prompt error into the call's outcome: cancellation ends the
 // call (the registry reports it), anything else is a result the model reads.
-func (t *AskUserTool) failed(ctx context.Context, err error) (tools.Result, error) {
+func (t *askUserTool) failed(ctx context.Context, err error) (tools.Result, error) {
 	if tools.Cancelled(ctx, err) {
 		return tools.Result{}, context.Canceled
 	}
-	return tools.ErrorResult("ask_user: could not ask the user: %v", err), nil
+	return tools.ErrorResult("could not ask the user: %v", err), nil
 }
 
 func askResult(answer string, choice *int) tools.Result {
-	return tools.JSONResult(askAnswer{Answer: &answer, Choice: choice}, tools.OneLine(answer, 60))
+	return tools.JSONResult(askAnswer{Answer: &answer, Choice: choice}, text.Headline(answer, 60))
 }
 
 func askNoAnswer() tools.Result {

@@ -129,7 +129,7 @@ func TestAskUserRefusals(t *testing.T) {
 		{name: "subagent", prompter: &toolstest.Prompter{}, inv: tools.Invocation{DelegationDepth: 1}, args: `{"question": "q"}`, want: "permission_denied: ask_user is not available to a subagent"},
 		{name: "prompt failure", prompter: &toolstest.Prompter{Err: errors.New("no editor connection")}, inv: toolstest.Main, args: `{"question": "q", "choices": ["a"]}`, want: "could not ask the user: no editor connection"},
 		{name: "input failure", prompter: &toolstest.Prompter{Err: errors.New("no editor connection")}, inv: toolstest.Main, args: `{"question": "q"}`, want: "could not ask the user: no editor connection"},
-		{name: "no prompter", inv: toolstest.Main, args: `{"question": "q"}`, want: "ask_user needs an editor"},
+		{name: "no prompter", inv: toolstest.Main, args: `{"question": "q"}`, want: "ask_user: needs an editor"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg, err := tools.NewRegistry(NewAskUserTool(tc.prompter))
@@ -160,7 +160,7 @@ func TestAskUserCancelled(t *testing.T) {
 }
 
 func TestAskUserSummarizeCall(t *testing.T) {
-	tool := NewAskUserTool(nil)
+	tool := NewAskUserTool(nil).(tools.CallSummarizer)
 	assert.Equal(t, "Which database?", tool.SummarizeCall(json.RawMessage(`{"question": "Which database?", "choices": ["a"]}`)))
 	assert.Equal(t, "Pick one … (+1 lines)", tool.SummarizeCall(json.RawMessage(`{"question": "Pick one\nplease"}`)))
 }

@@ -3,7 +3,7 @@ package files
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +11,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -22,8 +23,16 @@ const (
 	findMaxLimit     = 1000
 )
 
-// FindFilesTool finds files and directories by name glob.
-type FindFilesTool struct{ ws *workspace.Workspace }
+// findFilesTool is find_files: files and directories by name glob.
+type findFilesTool struct{ ws *workspace.Workspace }
+
+func newFindFiles(ws *workspace.Workspace) tools.Tool {
+	t := &findFilesTool{ws: ws}
+	return tools.Define(tools.Def[findFilesParams]{
+		Name: "find_files", Access: tools.ReadOnly, Contract: findFilesContract,
+		Run: t.run, Summarize: findFilesParams.summary,
+	})
+}
 
 type findFilesParams struct {
 	Pattern string `json:"pattern" jsonschema:"Name glob, e.g. \"*.go\" (matched against base names) or \"cmd/**/main.go\" (matched against paths)."`
@@ -34,20 +43,24 @@ type findFilesParams struct {
 var findFilesContract = tools.NewContract[findFilesParams](findFilesTemplate, tools.Vars{"DefaultLimit": findDefaultLimit, "MaxLimit": findMaxLimit},
 	tools.Minimum("limit", 1), tools.Maximum("limit", findMaxLimit))
 
-func (t *FindFilesTool) Name() string         { return "find_files" }
-func (t *FindFilesTool) Description() string  { return findFilesContract.Description() }
-func (t *FindFilesTool) Access() tools.Access { return tools.ReadOnly }
-func (t *FindFilesTool) Parameters() json.RawMessage {
-	return findFilesContract.Parameters()
+// Validate implements tools.Validator; a limit above the maximum is capped.
+func (p *findFilesParams) Validate() error {
+	if strings.TrimSpace(p.Pattern) == "" {
+		return errors.New(`pattern is required, e.g. "*.go"`)
+	}
+	switch {
+	case p.Limit < 0:
+		return fmt.Errorf("limit must be positive, got %d", p.Limit)
+	case p.Limit == 0:
+		p.Limit = findDefaultLimit
+	case p.Limit > findMaxLimit:
+		p.Limit = findMaxLimit
+	}
+	return nil
 }
 
-// Contract implements tools.Contracted.
-func (t *FindFilesTool) Contract() *tools.Contract { return findFilesContract }
-
-func (t *FindFilesTool) SummarizeCall(args json.RawMessage) string {
-	var p findFilesParams
-	_ = json.Unmarshal(args, &p)
-	s := fmt.Sprintf("%q", tools.Shorten(p.Pattern, 60))
+func (p findFilesParams) summary() string {
+	s := fmt.Sprintf("%q", text.Shorten(p.Pattern, 60))
 	if p.Path != "" && p.Path != "." {
 		s += " in " + displayDir(p.Path)
 	}
@@ -161,28 +174,13 @@ func (nm *nameMatcher) match(rel, fromStart string) bool {
 	return ok
 }
 
-func (t *FindFilesTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p findFilesParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("find_files: %v", err), nil
-	}
-	if strings.TrimSpace(p.Pattern) == "" {
-		return tools.ErrorResult("find_files: pattern is required, e.g. \"*.go\""), nil
-	}
-	switch {
-	case p.Limit < 0:
-		return tools.ErrorResult("find_files: limit must be positive, got %d", p.Limit), nil
-	case p.Limit == 0:
-		p.Limit = findDefaultLimit
-	case p.Limit > findMaxLimit:
-		p.Limit = findMaxLimit
-	}
+func (t *findFilesTool) run(ctx context.Context, _ tools.Invocation, p findFilesParams) (tools.Result, error) {
 	res, err := Find(ctx, t.ws, p.Path, p.Pattern, p.Limit)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tools.Result{}, err
 		}
-		return tools.ErrorResult("find_files: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	var b strings.Builder
 	for _, l := range res.Paths {
@@ -197,10 +195,7 @@ func (t *FindFilesTool) Run(ctx context.Context, _ tools.Invocation, args json.R
 	if res.Unreadable > 0 {
 		fmt.Fprintf(&b, "[%d directories could not be read, e.g. %s]\n", res.Unreadable, res.FirstError)
 	}
-	summary := fmt.Sprintf("%d matches", res.Total)
-	if res.Total == 1 {
-		summary = "1 match"
-	}
+	summary := text.Count(res.Total, "match", "matches")
 	if len(res.Paths) < res.Total {
 		summary = fmt.Sprintf("%d of %d matches", len(res.Paths), res.Total)
 	}

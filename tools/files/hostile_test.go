@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,38 +22,9 @@ import (
 
 // Attack tests: a hostile repository (FIFOs, devices, symlinks to /dev/zero,
 // huge sparse files) and a racing process swapping path components. Each is
-// bounded: bounded() fails the test when the call takes longer than its time
+// bounded: toolstest.Bounded fails the test when the call takes longer than its time
 // or the heap grows past 512 MiB (it then stops the process, since a runaway
 // read cannot be interrupted).
-
-const attackHeapLimit = 512 << 20
-
-// bounded runs fn in a goroutine and waits at most d for it.
-func bounded(t *testing.T, d time.Duration, what string, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(d)
-	for {
-		select {
-		case <-done:
-			return
-		case <-deadline:
-			t.Fatalf("%s did not return within %v", what, d)
-		case <-tick.C:
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			if ms.HeapAlloc > attackHeapLimit {
-				panic(fmt.Sprintf("%s: heap grew past %d MiB", what, attackHeapLimit>>20))
-			}
-		}
-	}
-}
 
 func mkfifo(t *testing.T, p string) {
 	t.Helper()
@@ -109,7 +79,7 @@ func TestHostileIgnoreFilesAreSkipped(t *testing.T) {
 			}
 			var listing string
 			var results []tools.Result
-			bounded(t, 5*time.Second, "session start and walks", func() {
+			toolstest.Bounded(t, 5*time.Second, "session start and walks", func() {
 				listing = ListRoot(ws, 50) // what session start does
 				results = []tools.Result{
 					run(t, ws, "list_files", map[string]any{"path": ".", "recursive": true}),
@@ -156,7 +126,7 @@ func TestReadFileRefusesFIFOAndDevice(t *testing.T) {
 	ws, _ := toolstest.Workspace(t, map[string]string{"a.txt": "a\n"})
 	mkfifo(t, filepath.Join(ws.Root, "fifo"))
 	var res, rg tools.Result
-	bounded(t, 5*time.Second, "read_file and ripgrep of a FIFO", func() {
+	toolstest.Bounded(t, 5*time.Second, "read_file and ripgrep of a FIFO", func() {
 		res = run(t, ws, "read_file", map[string]any{"path": "fifo"})
 		rg = run(t, ws, "ripgrep", map[string]any{"pattern": "x", "path": "fifo"})
 	})
@@ -170,7 +140,7 @@ func TestReadFileRefusesFIFOAndDevice(t *testing.T) {
 		t.Logf("mknod: %v; device case not run", err)
 		return
 	}
-	bounded(t, 5*time.Second, "read_file and ripgrep of a device", func() {
+	toolstest.Bounded(t, 5*time.Second, "read_file and ripgrep of a device", func() {
 		res = run(t, ws, "read_file", map[string]any{"path": "zero"})
 		rg = run(t, ws, "ripgrep", map[string]any{"pattern": "x", "path": "zero"})
 	})
@@ -194,14 +164,14 @@ func TestReadFileSparseHugeFileHonoursCancel(t *testing.T) {
 	saved := firstHole
 	firstHole = func(*os.File, int64) (int64, bool) { return 0, false }
 	defer func() { firstHole = saved }()
-	tool := &ReadFileTool{ws: ws}
+	tool := newReadFile(ws)
 	ctx, cancel := context.WithCancel(context.Background())
 	args, _ := json.Marshal(map[string]any{"path": "sparse.txt"})
 	var runErr error
 	var res tools.Result
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	bounded(t, 3*time.Second, "read_file of an 8 GiB sparse file after cancel", func() {
+	toolstest.Bounded(t, 3*time.Second, "read_file of an 8 GiB sparse file after cancel", func() {
 		res, runErr = tool.Run(ctx, tools.Invocation{}, args)
 	})
 	// Every tool checks the whole file for NUL bytes, so the hole (zeros)
@@ -233,7 +203,7 @@ func TestReadFileSparseHugeFileIsBinaryAtOnce(t *testing.T) {
 	}
 	var res tools.Result
 	start := time.Now()
-	bounded(t, 3*time.Second, "read_file of an 8 GiB sparse file", func() {
+	toolstest.Bounded(t, 3*time.Second, "read_file of an 8 GiB sparse file", func() {
 		res = run(t, ws, "read_file", map[string]any{"path": "sparse.txt"})
 	})
 	assert.True(t, res.IsError)
@@ -313,7 +283,7 @@ func TestOpenUndoLogRefusesFIFOAndDevZero(t *testing.T) {
 			}
 			var u *workspace.UndoLog
 			var err error
-			bounded(t, 5*time.Second, "OpenUndoLog", func() { u, err = workspace.OpenUndoLog(p) })
+			toolstest.Bounded(t, 5*time.Second, "OpenUndoLog", func() { u, err = workspace.OpenUndoLog(p) })
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "starting with an empty log")
 			require.NotNil(t, u)

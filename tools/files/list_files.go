@@ -3,7 +3,6 @@ package files
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -25,8 +24,16 @@ const (
 	listMaxLimit     = 1000
 )
 
-// ListFilesTool lists one directory, optionally recursively.
-type ListFilesTool struct{ ws *workspace.Workspace }
+// listFilesTool is list_files: one directory, optionally recursively.
+type listFilesTool struct{ ws *workspace.Workspace }
+
+func newListFiles(ws *workspace.Workspace) tools.Tool {
+	t := &listFilesTool{ws: ws}
+	return tools.Define(tools.Def[listFilesParams]{
+		Name: "list_files", Access: tools.ReadOnly, Contract: listFilesContract,
+		Run: t.run, Summarize: listFilesParams.summary,
+	})
+}
 
 type listFilesParams struct {
 	Path          string `json:"path" jsonschema:"Directory relative to the workspace root; \".\" for the root."`
@@ -39,19 +46,23 @@ type listFilesParams struct {
 var listFilesContract = tools.NewContract[listFilesParams](listFilesTemplate, tools.Vars{"DefaultLimit": listDefaultLimit, "MaxLimit": listMaxLimit},
 	tools.Minimum("offset", 0), tools.Minimum("limit", 1), tools.Maximum("limit", listMaxLimit))
 
-func (t *ListFilesTool) Name() string         { return "list_files" }
-func (t *ListFilesTool) Description() string  { return listFilesContract.Description() }
-func (t *ListFilesTool) Access() tools.Access { return tools.ReadOnly }
-func (t *ListFilesTool) Parameters() json.RawMessage {
-	return listFilesContract.Parameters()
+// Validate implements tools.Validator; a limit above the maximum is capped.
+func (p *listFilesParams) Validate() error {
+	if p.Offset < 0 {
+		return fmt.Errorf("offset must be 0 or more, got %d", p.Offset)
+	}
+	switch {
+	case p.Limit < 0:
+		return fmt.Errorf("limit must be positive, got %d", p.Limit)
+	case p.Limit == 0:
+		p.Limit = listDefaultLimit
+	case p.Limit > listMaxLimit:
+		p.Limit = listMaxLimit
+	}
+	return nil
 }
 
-// Contract implements tools.Contracted.
-func (t *ListFilesTool) Contract() *tools.Contract { return listFilesContract }
-
-func (t *ListFilesTool) SummarizeCall(args json.RawMessage) string {
-	var p listFilesParams
-	_ = json.Unmarshal(args, &p)
+func (p listFilesParams) summary() string {
 	s := displayDir(p.Path)
 	if p.Recursive {
 		s += " (recursive)"
@@ -62,32 +73,17 @@ func (t *ListFilesTool) SummarizeCall(args json.RawMessage) string {
 	return s
 }
 
-func (t *ListFilesTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p listFilesParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("list_files: %v", err), nil
-	}
-	if p.Offset < 0 {
-		return tools.ErrorResult("list_files: offset must be 0 or more, got %d", p.Offset), nil
-	}
-	switch {
-	case p.Limit < 0:
-		return tools.ErrorResult("list_files: limit must be positive, got %d", p.Limit), nil
-	case p.Limit == 0:
-		p.Limit = listDefaultLimit
-	case p.Limit > listMaxLimit:
-		p.Limit = listMaxLimit
-	}
+func (t *listFilesTool) run(ctx context.Context, _ tools.Invocation, p listFilesParams) (tools.Result, error) {
 	abs, err := t.ws.Sandbox.Resolve(p.Path)
 	if err != nil {
-		return tools.ErrorResult("list_files: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	fi, err := t.ws.Sandbox.Stat(abs)
 	if err != nil {
-		return tools.ErrorResult("list_files: %v", describeStatError(p.Path, err)), nil
+		return tools.ErrorResult("%v", describeStatError(p.Path, err)), nil
 	}
 	if !fi.IsDir() {
-		return tools.ErrorResult("list_files: %s is a file, not a directory; use read_file to read it", p.Path), nil
+		return tools.ErrorResult("%s is a file, not a directory; use read_file to read it", p.Path), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
 	if _, ignored := ignoreChainFor(t.ws.Sandbox, rel); ignored {
@@ -111,7 +107,7 @@ func (t *ListFilesTool) Run(ctx context.Context, _ tools.Invocation, args json.R
 	total := len(all)
 	var b strings.Builder
 	if p.Offset >= total && total > 0 {
-		return tools.ErrorResult("list_files: offset %d is past the end: %s has %d entries", p.Offset, displayDir(rel), total), nil
+		return tools.ErrorResult("offset %d is past the end: %s has %d entries", p.Offset, displayDir(rel), total), nil
 	}
 	end := min(total, p.Offset+p.Limit)
 	page := all[min(p.Offset, total):end]

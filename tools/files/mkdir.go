@@ -3,17 +3,26 @@ package files
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
+	"errors"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
 //go:embed mkdir.md
 var mkdirTemplate string
 
-// MkdirTool creates a directory with its parents.
-type MkdirTool struct{ ws *workspace.Workspace }
+// mkdirTool is mkdir: a directory with its parents.
+type mkdirTool struct{ ws *workspace.Workspace }
+
+func newMkdir(ws *workspace.Workspace) tools.Tool {
+	t := &mkdirTool{ws: ws}
+	return tools.Define(tools.Def[pathParams]{
+		Name: "mkdir", Access: tools.Mutating, Contract: mkdirContract,
+		Run: t.run, Summarize: pathParams.summary,
+	})
+}
 
 // pathParams are the arguments of mkdir, rm and rmdir; each contract says
 // what the path names (Target).
@@ -23,55 +32,40 @@ type pathParams struct {
 
 var mkdirContract = tools.NewContract[pathParams](mkdirTemplate, tools.Vars{"Target": "Directory to create"})
 
-func (t *MkdirTool) Name() string         { return "mkdir" }
-func (t *MkdirTool) Description() string  { return mkdirContract.Description() }
-func (t *MkdirTool) Access() tools.Access { return tools.Mutating }
-func (t *MkdirTool) Parameters() json.RawMessage {
-	return mkdirContract.Parameters()
+// Validate implements tools.Validator.
+func (p *pathParams) Validate() error {
+	if p.Path == "" {
+		return errors.New("path is required")
+	}
+	return nil
 }
 
-// Contract implements tools.Contracted.
-func (t *MkdirTool) Contract() *tools.Contract { return mkdirContract }
+func (p pathParams) summary() string { return text.Shorten(p.Path, 100) }
 
-func (t *MkdirTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
-
-func (t *MkdirTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p pathParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("mkdir: %v", err), nil
-	}
-	if p.Path == "" {
-		return tools.ErrorResult("mkdir: path is required"), nil
-	}
+func (t *mkdirTool) run(ctx context.Context, inv tools.Invocation, p pathParams) (tools.Result, error) {
 	abs, err := t.ws.Sandbox.Resolve(p.Path)
 	if err != nil {
-		return tools.ErrorResult("mkdir: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
 	if err := t.ws.Sandbox.ProtectedError(p.Path, abs); err != nil {
-		return tools.ErrorResult("mkdir: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	if fi, err := t.ws.Sandbox.Stat(abs); err == nil {
 		if fi.IsDir() {
 			return tools.Result{Content: rel + "/ already exists; nothing changed\n", Summary: "already exists"}, nil
 		}
-		return tools.ErrorResult("mkdir: %s exists and is a file", rel), nil
+		return tools.ErrorResult("%s exists and is a file", rel), nil
 	}
 	// The topmost directory created is what undo must remove; a failure part
 	// way removes what was created.
 	top, err := t.ws.Sandbox.MkdirAll(abs, 0o755)
 	if err != nil {
-		return tools.ErrorResult("mkdir: %s; nothing was created", workspace.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("%s; nothing was created", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	if top == "" {
 		return tools.Result{Content: rel + "/ already exists; nothing changed\n", Summary: "already exists"}, nil
 	}
 	note := t.ws.Record(tag(inv, workspace.UndoEntry{Tool: "mkdir", Op: "mkdir", Path: t.ws.Sandbox.Rel(top)}))
 	return tools.Result{Content: "created " + rel + "/\n" + note, Summary: "created", Changed: []string{abs}}, nil
-}
-
-func summarizePath(args json.RawMessage) string {
-	var p pathParams
-	_ = json.Unmarshal(args, &p)
-	return tools.Shorten(p.Path, 100)
 }

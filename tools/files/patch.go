@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -22,8 +22,16 @@ var patchTemplate string
 // maxPatchFileSize bounds files that search/replace reads into memory.
 const maxPatchFileSize = 16 << 20
 
-// PatchTool applies ordered create/overwrite and search/replace operations.
-type PatchTool struct{ ws *workspace.Workspace }
+// patchTool is patch: ordered create/overwrite and search/replace operations.
+type patchTool struct{ ws *workspace.Workspace }
+
+func newPatch(ws *workspace.Workspace) tools.Tool {
+	t := &patchTool{ws: ws}
+	return tools.Define(tools.Def[patchParams]{
+		Name: "patch", Access: tools.Mutating, Contract: patchContract,
+		Run: t.run, Summarize: patchParams.summary,
+	})
+}
 
 type patchOp struct {
 	Path      string  `json:"path" jsonschema:"File relative to the workspace root."`
@@ -39,19 +47,21 @@ type patchParams struct {
 
 var patchContract = tools.NewContract[patchParams](patchTemplate, nil, tools.MinItems("operations", 1), tools.Minimum("operations.skiplines", 0))
 
-func (t *PatchTool) Name() string         { return "patch" }
-func (t *PatchTool) Description() string  { return patchContract.Description() }
-func (t *PatchTool) Access() tools.Access { return tools.Mutating }
-func (t *PatchTool) Parameters() json.RawMessage {
-	return patchContract.Parameters()
+// Validate implements tools.Validator: every operation is checked before
+// any runs.
+func (p *patchParams) Validate() error {
+	if len(p.Operations) == 0 {
+		return errors.New("operations is required and must not be empty")
+	}
+	for i, op := range p.Operations {
+		if err := op.validate(); err != nil {
+			return fmt.Errorf("operation %d (%s): %v; nothing was changed", i+1, op.Path, err)
+		}
+	}
+	return nil
 }
 
-// Contract implements tools.Contracted.
-func (t *PatchTool) Contract() *tools.Contract { return patchContract }
-
-func (t *PatchTool) SummarizeCall(args json.RawMessage) string {
-	var p patchParams
-	_ = json.Unmarshal(args, &p)
+func (p patchParams) summary() string {
 	var paths []string
 	seen := map[string]bool{}
 	for _, op := range p.Operations {
@@ -64,7 +74,7 @@ func (t *PatchTool) SummarizeCall(args json.RawMessage) string {
 	if len(p.Operations) != 1 {
 		s = fmt.Sprintf("%d ops: %s", len(p.Operations), s)
 	}
-	return tools.Shorten(s, 100)
+	return text.Shorten(s, 100)
 }
 
 // validate checks an operation's shape before anything runs.
@@ -93,28 +103,18 @@ func (op patchOp) validate() error {
 	return nil
 }
 
-func (t *PatchTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p patchParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("patch: %v", err), nil
-	}
-	if len(p.Operations) == 0 {
-		return tools.ErrorResult("patch: operations is required and must not be empty"), nil
-	}
+func (t *patchTool) run(ctx context.Context, inv tools.Invocation, p patchParams) (tools.Result, error) {
 	abs := make([]string, len(p.Operations))
 	for i, op := range p.Operations {
-		if err := op.validate(); err != nil {
-			return tools.ErrorResult("patch: operation %d (%s): %v; nothing was changed", i+1, op.Path, err), nil
-		}
 		a, err := t.ws.Sandbox.Resolve(op.Path)
 		if err != nil {
-			return tools.ErrorResult("patch: operation %d: %v; nothing was changed", i+1, err), nil
+			return tools.ErrorResult("operation %d: %v; nothing was changed", i+1, err), nil
 		}
 		if a == t.ws.Root {
-			return tools.ErrorResult("patch: operation %d: path must name a file, not the workspace root; nothing was changed", i+1), nil
+			return tools.ErrorResult("operation %d: path must name a file, not the workspace root; nothing was changed", i+1), nil
 		}
 		if err := t.ws.Sandbox.ProtectedError(op.Path, a); err != nil {
-			return tools.ErrorResult("patch: operation %d: %v", i+1, err), nil
+			return tools.ErrorResult("operation %d: %v", i+1, err), nil
 		}
 		abs[i] = a
 	}
@@ -126,7 +126,7 @@ func (t *PatchTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 			}
 			checked[a] = true
 			if err := t.ws.ModifiedError(ctx, a); err != nil {
-				res := tools.ErrorResult("patch: operation %d: %v", i+1, err)
+				res := tools.ErrorResult("operation %d: %v", i+1, err)
 				return &res
 			}
 		}
@@ -136,13 +136,13 @@ func (t *PatchTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 		return *res, nil
 	}
 	if inv.Gate != nil && inv.Gate.Reviewing() {
-		ap, res, ok := t.reviewPatch(ctx, inv, args, p.Operations, abs)
+		ap, res, ok := t.reviewPatch(ctx, inv, p, abs)
 		if !ok {
 			return res, nil
 		}
 		// The user may have edited while looking at the change.
 		if err := ap.unchanged(); err != nil {
-			return tools.ErrorResult("patch: %v", err), nil
+			return tools.ErrorResult("%v", err), nil
 		}
 		if res := unsaved(); res != nil {
 			return *res, nil
@@ -202,16 +202,16 @@ func (t *PatchTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 		return tools.Result{
 			Content: head + b.String(),
 			IsError: true,
-			Summary: tools.Shorten(fmt.Sprintf("%d of %d ops applied; op %d failed: %s", applied, total, failed+1, reason), 160),
+			Summary: text.Shorten(fmt.Sprintf("%d of %d ops applied; op %d failed: %s", applied, total, failed+1, reason), 160),
 			Changed: changed,
 		}, nil
 	}
-	summary := plural(total, "op", "ops") + " applied"
+	summary := text.Count(total, "op", "ops") + " applied"
 	return tools.Result{Content: b.String(), Summary: summary, Changed: changed}, nil
 }
 
 // apply runs one operation and returns a short description and its undo entry.
-func (t *PatchTool) apply(op patchOp, abs string, inv tools.Invocation) (string, workspace.UndoEntry, error) {
+func (t *patchTool) apply(op patchOp, abs string, inv tools.Invocation) (string, workspace.UndoEntry, error) {
 	rel := t.ws.Sandbox.Rel(abs)
 	entry := tag(inv, workspace.UndoEntry{Tool: "patch", Path: rel})
 	fi, statErr := t.ws.Sandbox.Stat(abs)
@@ -262,7 +262,7 @@ func (t *PatchTool) apply(op patchOp, abs string, inv tools.Invocation) (string,
 		if exists {
 			verb = "overwrote"
 		}
-		return fmt.Sprintf("%s (%s%s)", verb, plural(countLines(content), "line", "lines"), adapted), entry, nil
+		return fmt.Sprintf("%s (%s%s)", verb, text.Count(countLines(content), "line", "lines"), adapted), entry, nil
 	}
 
 	if !exists {

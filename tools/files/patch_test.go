@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/toolstest"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
@@ -79,7 +80,7 @@ func TestPatchOperations(t *testing.T) {
 			}
 			require.Len(t, ed.Reloaded, 1, "the editor reloads once after the call")
 			assert.Equal(t, res.Changed, ed.Reloaded[0])
-			assert.Equal(t, plural(len(tt.ops), "op", "ops")+" applied", res.Summary)
+			assert.Equal(t, text.Count(len(tt.ops), "op", "ops")+" applied", res.Summary)
 			assert.Len(t, ws.Undo.Entries(), len(tt.ops))
 		})
 	}

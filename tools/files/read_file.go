@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,8 +29,16 @@ const (
 	sparseCheckSize = 1 << 20
 )
 
-// ReadFileTool reads a text file by lines.
-type ReadFileTool struct{ ws *workspace.Workspace }
+// readFileTool is read_file: a text file by lines.
+type readFileTool struct{ ws *workspace.Workspace }
+
+func newReadFile(ws *workspace.Workspace) tools.Tool {
+	t := &readFileTool{ws: ws}
+	return tools.Define(tools.Def[readFileParams]{
+		Name: "read_file", Access: tools.ReadOnly, Contract: readFileContract,
+		Run: t.run, Summarize: readFileParams.summary,
+	})
+}
 
 type readFileParams struct {
 	Path  string `json:"path" jsonschema:"File relative to the workspace root."`
@@ -43,19 +50,26 @@ var readFileContract = tools.NewContract[readFileParams](readFileTemplate, tools
 	"DefaultLimit": readDefaultLimit, "MaxLimit": readMaxLimit, "MaxLineLen": readMaxLineLen, "MaxBytes": readMaxBytes,
 }, tools.Minimum("seek", 0), tools.Minimum("limit", 1), tools.Maximum("limit", readMaxLimit))
 
-func (t *ReadFileTool) Name() string         { return "read_file" }
-func (t *ReadFileTool) Description() string  { return readFileContract.Description() }
-func (t *ReadFileTool) Access() tools.Access { return tools.ReadOnly }
-func (t *ReadFileTool) Parameters() json.RawMessage {
-	return readFileContract.Parameters()
+// Validate implements tools.Validator; a limit above the maximum is capped.
+func (p *readFileParams) Validate() error {
+	if p.Path == "" {
+		return errors.New("path is required")
+	}
+	if p.Seek < 0 {
+		return fmt.Errorf("seek must be 0 or more, got %d", p.Seek)
+	}
+	switch {
+	case p.Limit < 0:
+		return fmt.Errorf("limit must be positive, got %d", p.Limit)
+	case p.Limit == 0:
+		p.Limit = readDefaultLimit
+	case p.Limit > readMaxLimit:
+		p.Limit = readMaxLimit
+	}
+	return nil
 }
 
-// Contract implements tools.Contracted.
-func (t *ReadFileTool) Contract() *tools.Contract { return readFileContract }
-
-func (t *ReadFileTool) SummarizeCall(args json.RawMessage) string {
-	var p readFileParams
-	_ = json.Unmarshal(args, &p)
+func (p readFileParams) summary() string {
 	s := p.Path
 	switch {
 	case p.Limit > 0:
@@ -77,48 +91,30 @@ type readLines struct {
 	byteCap  bool // stopped early at readMaxBytes
 }
 
-func (t *ReadFileTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p readFileParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("read_file: %v", err), nil
-	}
-	if p.Path == "" {
-		return tools.ErrorResult("read_file: path is required"), nil
-	}
-	if p.Seek < 0 {
-		return tools.ErrorResult("read_file: seek must be 0 or more, got %d", p.Seek), nil
-	}
-	switch {
-	case p.Limit < 0:
-		return tools.ErrorResult("read_file: limit must be positive, got %d", p.Limit), nil
-	case p.Limit == 0:
-		p.Limit = readDefaultLimit
-	case p.Limit > readMaxLimit:
-		p.Limit = readMaxLimit
-	}
+func (t *readFileTool) run(ctx context.Context, inv tools.Invocation, p readFileParams) (tools.Result, error) {
 	abs, err := t.ws.Sandbox.Resolve(p.Path)
 	if err != nil {
-		return tools.ErrorResult("read_file: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
 	// Opened without blocking and typed by Fstat of the open descriptor: a
 	// FIFO or device is refused before a byte is read.
 	f, fi, err := t.ws.Sandbox.Open(abs)
 	if err != nil {
-		return tools.ErrorResult("read_file: %s", workspace.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("%s", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	defer f.Close()
 	if fi.IsDir() {
-		return tools.ErrorResult("read_file: %s is a directory; use list_files to see its entries", rel), nil
+		return tools.ErrorResult("%s is a directory; use list_files to see its entries", rel), nil
 	}
 	if !fi.Mode().IsRegular() {
-		return tools.ErrorResult("read_file: %s is not a regular file (it is %s)", rel, confined.TypeName(fi.Mode())), nil
+		return tools.ErrorResult("%s is not a regular file (it is %s)", rel, confined.TypeName(fi.Mode())), nil
 	}
 	// A sparse file's holes read as NUL bytes: gigabytes of them would be
 	// read (and counted as one endless line) before the answer "binary".
 	if fi.Size() > sparseCheckSize {
 		if off, ok := firstHole(f, fi.Size()); ok {
-			return tools.ErrorResult("read_file: %s is a binary file (a sparse file of %d bytes: from byte %d on, a hole reads as NUL bytes); read_file only reads text", rel, fi.Size(), off), nil
+			return tools.ErrorResult("%s is a binary file (a sparse file of %d bytes: from byte %d on, a hole reads as NUL bytes); read_file only reads text", rel, fi.Size(), off), nil
 		}
 	}
 	// The whole file streams through readWindow: hash it on the way, so the
@@ -127,19 +123,19 @@ func (t *ReadFileTool) Run(ctx context.Context, inv tools.Invocation, args json.
 	rl, err := readWindow(ctx, io.TeeReader(confined.Reader(ctx, f), sum), p.Seek, p.Limit)
 	if err != nil {
 		if errors.Is(err, errBinary) {
-			return tools.ErrorResult("read_file: %s is a binary file (it contains NUL bytes); read_file only reads text", rel), nil
+			return tools.ErrorResult("%s is a binary file (it contains NUL bytes); read_file only reads text", rel), nil
 		}
 		if ctx.Err() != nil {
 			return tools.Result{}, err
 		}
-		return tools.ErrorResult("read_file: %s", workspace.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("%s", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	if rl.total == 0 {
 		inv.Files.Saw(rel, hex.EncodeToString(sum.Sum(nil)))
 		return tools.Result{Content: fmt.Sprintf("[%s: empty file, 0 lines]\n", rel), Summary: "empty file"}, nil
 	}
 	if p.Seek >= rl.total {
-		return tools.ErrorResult("read_file: seek %d is past the end: %s has %d lines (valid seek: 0 to %d)", p.Seek, rel, rl.total, rl.total-1), nil
+		return tools.ErrorResult("seek %d is past the end: %s has %d lines (valid seek: 0 to %d)", p.Seek, rel, rl.total, rl.total-1), nil
 	}
 	inv.Files.Saw(rel, hex.EncodeToString(sum.Sum(nil)))
 	var b strings.Builder

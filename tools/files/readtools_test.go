@@ -2,6 +2,7 @@ package files
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,13 +94,28 @@ func TestListFilesIgnoredDirectory(t *testing.T) {
 	}
 }
 
+// backdate sets the modification time of every directory and file below
+// root an hour back, as if the tree had been written long before: a
+// listing made now may be kept (one made of a tree that changed within
+// listingClockSlack is not), and any later change shows in a stamp.
+func backdate(t *testing.T, root string) {
+	t.Helper()
+	past := time.Now().Add(-time.Hour)
+	require.NoError(t, filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, past, past)
+	}))
+}
+
 func TestListFilesPagesFromOneWalk(t *testing.T) {
 	files := map[string]string{}
 	for i := 0; i < 50; i++ {
 		files[fmt.Sprintf("d%d/f%02d.txt", i%5, i)] = ""
 	}
 	ws, _ := toolstest.Workspace(t, files)
-	time.Sleep(2 * listingClockSlack) // a tree written just now is not trusted to be kept
+	backdate(t, ws.Root) // a tree written just now is not trusted to be kept
 	page := func(offset int) tools.Result {
 		res := run(t, ws, "list_files", map[string]any{"path": ".", "recursive": true, "limit": 10, "offset": offset})
 		require.False(t, res.IsError, res.Content)
@@ -118,14 +134,13 @@ func TestListFilesPagesFromOneWalk(t *testing.T) {
 	assert.Equal(t, int64(1), listingWalks.Load()-before, "six pages, one walk")
 
 	// A change to the tree is seen by the next page.
-	time.Sleep(2 * listingClockSlack)
 	require.NoError(t, os.WriteFile(filepath.Join(ws.Root, "d0", "aaa-new.txt"), nil, 0o644))
 	res := page(10)
 	assert.Equal(t, int64(2), listingWalks.Load()-before, "the tree changed: walked again")
 	assert.Contains(t, res.Summary, "of 56 entries")
 	// So is a changed ignore file, even when no directory changed.
 	require.NoError(t, os.WriteFile(filepath.Join(ws.Root, ".gitignore"), []byte("d1/\n"), 0o644))
-	time.Sleep(2 * listingClockSlack)
+	backdate(t, ws.Root)
 	page(0)
 	n := listingWalks.Load()
 	page(10)

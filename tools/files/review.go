@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -50,9 +51,9 @@ func askGate(ctx context.Context, inv tools.Invocation, tool string, p tools.Edi
 	d, err := inv.Gate.Approve(ctx, p)
 	switch {
 	case tools.Cancelled(ctx, err):
-		return tools.ErrorResult("%s: not applied: the turn was cancelled while the user was reviewing this change; nothing was written", tool), false
+		return tools.ErrorResult("not applied: the turn was cancelled while the user was reviewing this change; nothing was written"), false
 	case err != nil:
-		return tools.ErrorResult("%s: could not ask the user to review this change: %v; nothing was written", tool, err), false
+		return tools.ErrorResult("could not ask the user to review this change: %v; nothing was written", err), false
 	case d.Apply:
 		return tools.Result{}, true
 	}
@@ -60,7 +61,7 @@ func askGate(ctx context.Context, inv tools.Invocation, tool string, p tools.Edi
 	summary := "rejected by the user"
 	if d.Reason != "" {
 		msg += " Their reason: " + d.Reason
-		summary += ": " + tools.Shorten(d.Reason, 80)
+		summary += ": " + text.Shorten(d.Reason, 80)
 	}
 	msg += " Do not repeat the same change: take the reason into account, or ask the user (ask_user) what they want instead."
 	b, _ := json.Marshal(map[string]string{"rejected": msg})
@@ -83,18 +84,19 @@ func shownChange(fc *tools.FileChange, before, after []byte) {
 // directory (the same code as the real run, so the preview is exactly what
 // would be written), asks the gate, and returns the state to check before
 // writing. ok=false: res is the model's answer.
-func (t *PatchTool) reviewPatch(ctx context.Context, inv tools.Invocation, args json.RawMessage, ops []patchOp, abs []string) (approval, tools.Result, bool) {
+func (t *patchTool) reviewPatch(ctx context.Context, inv tools.Invocation, p patchParams, abs []string) (approval, tools.Result, bool) {
+	ops := p.Operations
 	ap := approval{ws: t.ws, hashes: map[string]string{}}
 	tmp, err := os.MkdirTemp("", "fido-review-")
 	if err != nil {
-		return ap, tools.ErrorResult("patch: could not prepare the review: %v; nothing was changed", err), false
+		return ap, tools.ErrorResult("could not prepare the review: %v; nothing was changed", err), false
 	}
 	defer os.RemoveAll(tmp)
 	sim, err := workspace.New(tmp, nil, nil)
 	if err != nil {
-		return ap, tools.ErrorResult("patch: could not prepare the review: %v; nothing was changed", err), false
+		return ap, tools.ErrorResult("could not prepare the review: %v; nothing was changed", err), false
 	}
-	dry := &PatchTool{ws: sim}
+	dry := &patchTool{ws: sim}
 	type state struct {
 		existed bool
 		data    []byte
@@ -121,7 +123,7 @@ func (t *PatchTool) reviewPatch(ctx context.Context, inv tools.Invocation, args 
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				// No preview (too large to copy, unreadable): still ask,
 				// naming the files, rather than write unreviewed.
-				res, ok := askGate(ctx, inv, "patch", tools.EditProposal{Summary: t.SummarizeCall(args),
+				res, ok := askGate(ctx, inv, "patch", tools.EditProposal{Summary: p.summary(),
 					Files: patchPaths(t.ws, abs), Note: fmt.Sprintf("no preview: %s", workspace.ErrorText(t.ws, abs[i], err))})
 				return ap, res, ok
 			}
@@ -164,7 +166,7 @@ func (t *PatchTool) reviewPatch(ctx context.Context, inv tools.Invocation, args 
 		// nothing): the real run says so without asking.
 		return ap, tools.Result{}, true
 	}
-	res, ok := askGate(ctx, inv, "patch", tools.EditProposal{Summary: t.SummarizeCall(args), Files: files, Note: note})
+	res, ok := askGate(ctx, inv, "patch", tools.EditProposal{Summary: p.summary(), Files: files, Note: note})
 	return ap, res, ok
 }
 

@@ -3,11 +3,12 @@ package files
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -19,8 +20,16 @@ const (
 	rgMaxLimit     = 1000
 )
 
-// RipgrepTool searches file contents with a regular expression.
-type RipgrepTool struct{ ws *workspace.Workspace }
+// ripgrepTool is ripgrep: file contents searched with a regular expression.
+type ripgrepTool struct{ ws *workspace.Workspace }
+
+func newRipgrep(ws *workspace.Workspace) tools.Tool {
+	t := &ripgrepTool{ws: ws}
+	return tools.Define(tools.Def[ripgrepParams]{
+		Name: "ripgrep", Access: tools.ReadOnly, Contract: ripgrepContract,
+		Run: t.run, Summarize: ripgrepParams.summary,
+	})
+}
 
 type ripgrepParams struct {
 	Pattern       string `json:"pattern" jsonschema:"Regular expression (RE2), matched line by line."`
@@ -35,20 +44,24 @@ var ripgrepContract = tools.NewContract[ripgrepParams](ripgrepTemplate, tools.Va
 	"DefaultLimit": rgDefaultLimit, "MaxLimit": rgMaxLimit, "MaxFileSize": DefaultMaxSearchFileSize, "MaxLineLen": DefaultMaxLineLen,
 }, tools.Minimum("limit", 1), tools.Maximum("limit", rgMaxLimit))
 
-func (t *RipgrepTool) Name() string         { return "ripgrep" }
-func (t *RipgrepTool) Description() string  { return ripgrepContract.Description() }
-func (t *RipgrepTool) Access() tools.Access { return tools.ReadOnly }
-func (t *RipgrepTool) Parameters() json.RawMessage {
-	return ripgrepContract.Parameters()
+// Validate implements tools.Validator; a limit above the maximum is capped.
+func (p *ripgrepParams) Validate() error {
+	if p.Pattern == "" {
+		return errors.New("pattern is required")
+	}
+	switch {
+	case p.Limit < 0:
+		return fmt.Errorf("limit must be positive, got %d", p.Limit)
+	case p.Limit == 0:
+		p.Limit = rgDefaultLimit
+	case p.Limit > rgMaxLimit:
+		p.Limit = rgMaxLimit
+	}
+	return nil
 }
 
-// Contract implements tools.Contracted.
-func (t *RipgrepTool) Contract() *tools.Contract { return ripgrepContract }
-
-func (t *RipgrepTool) SummarizeCall(args json.RawMessage) string {
-	var p ripgrepParams
-	_ = json.Unmarshal(args, &p)
-	s := fmt.Sprintf("%q", tools.Shorten(p.Pattern, 60))
+func (p ripgrepParams) summary() string {
+	s := fmt.Sprintf("%q", text.Shorten(p.Pattern, 60))
 	if p.IgnoreCase {
 		s += " -i"
 	}
@@ -61,22 +74,7 @@ func (t *RipgrepTool) SummarizeCall(args json.RawMessage) string {
 	return s
 }
 
-func (t *RipgrepTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p ripgrepParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("ripgrep: %v", err), nil
-	}
-	if p.Pattern == "" {
-		return tools.ErrorResult("ripgrep: pattern is required"), nil
-	}
-	switch {
-	case p.Limit < 0:
-		return tools.ErrorResult("ripgrep: limit must be positive, got %d", p.Limit), nil
-	case p.Limit == 0:
-		p.Limit = rgDefaultLimit
-	case p.Limit > rgMaxLimit:
-		p.Limit = rgMaxLimit
-	}
+func (t *ripgrepTool) run(ctx context.Context, _ tools.Invocation, p ripgrepParams) (tools.Result, error) {
 	res, err := Search(ctx, t.ws, p.Path, SearchOptions{
 		Pattern: p.Pattern, IgnoreCase: p.IgnoreCase, Glob: p.Glob,
 		IncludeHidden: p.IncludeHidden, Limit: p.Limit,
@@ -85,7 +83,7 @@ func (t *RipgrepTool) Run(ctx context.Context, _ tools.Invocation, args json.Raw
 		if ctx.Err() != nil {
 			return tools.Result{}, err
 		}
-		return tools.ErrorResult("ripgrep: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	var b strings.Builder
 	for _, m := range res.Matches {
@@ -114,16 +112,9 @@ func (t *RipgrepTool) Run(ctx context.Context, _ tools.Invocation, args json.Raw
 	if res.Unreadable > 0 {
 		fmt.Fprintf(&b, "[%d files or directories could not be read, e.g. %s]\n", res.Unreadable, res.FirstError)
 	}
-	summary := fmt.Sprintf("%s in %s", plural(len(res.Matches), "match", "matches"), plural(res.Files, "file", "files"))
+	summary := fmt.Sprintf("%s in %s", text.Count(len(res.Matches), "match", "matches"), text.Count(res.Files, "file", "files"))
 	if res.Truncated {
-		summary = fmt.Sprintf("%d+ matches in %s (limit)", len(res.Matches), plural(res.Files, "file", "files"))
+		summary = fmt.Sprintf("%d+ matches in %s (limit)", len(res.Matches), text.Count(res.Files, "file", "files"))
 	}
 	return tools.Result{Content: b.String(), Summary: summary}, nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

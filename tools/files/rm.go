@@ -3,7 +3,6 @@ package files
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 
 	"github.com/fido-nvim/fido/tools"
@@ -15,50 +14,39 @@ var rmTemplate string
 
 var rmContract = tools.NewContract[pathParams](rmTemplate, tools.Vars{"Target": "File to delete", "MaxUndoContent": workspace.MaxUndoContent})
 
-// RmTool deletes one file, keeping its content in the undo log.
-type RmTool struct{ ws *workspace.Workspace }
+// rmTool is rm: one file deleted, its content kept in the undo log.
+type rmTool struct{ ws *workspace.Workspace }
 
-func (t *RmTool) Name() string         { return "rm" }
-func (t *RmTool) Description() string  { return rmContract.Description() }
-func (t *RmTool) Access() tools.Access { return tools.Mutating }
-func (t *RmTool) Parameters() json.RawMessage {
-	return rmContract.Parameters()
+func newRm(ws *workspace.Workspace) tools.Tool {
+	t := &rmTool{ws: ws}
+	return tools.Define(tools.Def[pathParams]{
+		Name: "rm", Access: tools.Mutating, Contract: rmContract,
+		Run: t.run, Summarize: pathParams.summary,
+	})
 }
 
-// Contract implements tools.Contracted.
-func (t *RmTool) Contract() *tools.Contract { return rmContract }
-
-func (t *RmTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
-
-func (t *RmTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p pathParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("rm: %v", err), nil
-	}
-	if p.Path == "" {
-		return tools.ErrorResult("rm: path is required"), nil
-	}
+func (t *rmTool) run(ctx context.Context, inv tools.Invocation, p pathParams) (tools.Result, error) {
 	abs, err := t.ws.Sandbox.ResolveNoFollow(p.Path)
 	if err != nil {
-		return tools.ErrorResult("rm: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
 	if err := t.ws.Sandbox.ProtectedError(p.Path, abs); err != nil {
-		return tools.ErrorResult("rm: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	fi, err := t.ws.Sandbox.Lstat(abs)
 	if err != nil {
-		return tools.ErrorResult("rm: %s", workspace.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("%s", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	if fi.IsDir() {
-		return tools.ErrorResult("rm: %s is a directory; use rmdir to delete a directory", rel), nil
+		return tools.ErrorResult("%s is a directory; use rmdir to delete a directory", rel), nil
 	}
 	if err := t.ws.ModifiedError(ctx, abs); err != nil {
-		return tools.ErrorResult("rm: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	if fi.Mode().IsRegular() {
 		if err := t.ws.CheckSeen(ctx, inv.Files, abs, true); err != nil {
-			return tools.ErrorResult("rm: %v", err), nil
+			return tools.ErrorResult("%v", err), nil
 		}
 	}
 	if inv.Gate != nil && inv.Gate.Reviewing() {
@@ -67,10 +55,10 @@ func (t *RmTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMes
 			return res, nil
 		}
 		if err := ap.unchanged(); err != nil {
-			return tools.ErrorResult("rm: %v", err), nil
+			return tools.ErrorResult("%v", err), nil
 		}
 		if err := t.ws.ModifiedError(ctx, abs); err != nil {
-			return tools.ErrorResult("rm: %v", err), nil
+			return tools.ErrorResult("%v", err), nil
 		}
 	}
 	entry := tag(inv, workspace.UndoEntry{Tool: "rm", Op: "rm", Path: rel})
@@ -82,7 +70,7 @@ func (t *RmTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMes
 	t.ws.BeginUndo(&entry)
 	if err := t.ws.Sandbox.Remove(abs); err != nil {
 		t.ws.AbortUndo(entry)
-		return tools.ErrorResult("rm: %s", workspace.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("%s", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	inv.Files.Forget(rel)
 	note := t.ws.Record(entry)

@@ -3,12 +3,12 @@ package files
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -20,53 +20,42 @@ var rmdirContract = tools.NewContract[pathParams](rmdirTemplate, tools.Vars{"Tar
 // maxReloadPaths bounds how many removed files rmdir hands to the editor.
 const maxReloadPaths = 1000
 
-// RmdirTool deletes a directory recursively.
-type RmdirTool struct{ ws *workspace.Workspace }
+// rmdirTool is rmdir: a directory deleted recursively.
+type rmdirTool struct{ ws *workspace.Workspace }
 
-func (t *RmdirTool) Name() string         { return "rmdir" }
-func (t *RmdirTool) Description() string  { return rmdirContract.Description() }
-func (t *RmdirTool) Access() tools.Access { return tools.Mutating }
-func (t *RmdirTool) Parameters() json.RawMessage {
-	return rmdirContract.Parameters()
+func newRmdir(ws *workspace.Workspace) tools.Tool {
+	t := &rmdirTool{ws: ws}
+	return tools.Define(tools.Def[pathParams]{
+		Name: "rmdir", Access: tools.Mutating, Contract: rmdirContract,
+		Run: t.run, Summarize: pathParams.summary,
+	})
 }
 
-// Contract implements tools.Contracted.
-func (t *RmdirTool) Contract() *tools.Contract { return rmdirContract }
-
-func (t *RmdirTool) SummarizeCall(args json.RawMessage) string { return summarizePath(args) }
-
-func (t *RmdirTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p pathParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("rmdir: %v", err), nil
-	}
-	if p.Path == "" {
-		return tools.ErrorResult("rmdir: path is required"), nil
-	}
+func (t *rmdirTool) run(ctx context.Context, inv tools.Invocation, p pathParams) (tools.Result, error) {
 	abs, err := t.ws.Sandbox.ResolveNoFollow(p.Path)
 	if err != nil {
-		return tools.ErrorResult("rmdir: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	if abs == t.ws.Root {
-		return tools.ErrorResult("rmdir: refusing to delete the workspace root"), nil
+		return tools.ErrorResult("refusing to delete the workspace root"), nil
 	}
 	rel := t.ws.Sandbox.Rel(abs)
 	if err := t.ws.Sandbox.ProtectedError(p.Path, abs); err != nil {
-		return tools.ErrorResult("rmdir: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	fi, err := t.ws.Sandbox.Lstat(abs)
 	if err != nil {
-		return tools.ErrorResult("rmdir: %s", workspace.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("%s", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		if err := t.ws.Sandbox.Remove(abs); err != nil {
-			return tools.ErrorResult("rmdir: %s", workspace.ErrorText(t.ws, abs, err)), nil
+			return tools.ErrorResult("%s", workspace.ErrorText(t.ws, abs, err)), nil
 		}
 		note := t.ws.Record(tag(inv, workspace.UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true, PriorOmitted: "symbolic link; only the link was removed"}))
 		return tools.Result{Content: fmt.Sprintf("removed the symbolic link %s (its target is untouched)\n%s", rel, note), Summary: "removed link", Changed: []string{abs}}, nil
 	}
 	if !fi.IsDir() {
-		return tools.ErrorResult("rmdir: %s is a file; use rm to delete a file", rel), nil
+		return tools.ErrorResult("%s is a file; use rm to delete a file", rel), nil
 	}
 	var files []string
 	protected := ""
@@ -87,28 +76,28 @@ func (t *RmdirTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 		if ctx.Err() != nil {
 			return tools.Result{}, ctx.Err()
 		}
-		return tools.ErrorResult("rmdir: cannot read everything inside %s (%v); nothing was deleted", rel, walkErr), nil
+		return tools.ErrorResult("cannot read everything inside %s (%v); nothing was deleted", rel, walkErr), nil
 	}
 	if protected != "" {
 		err := t.ws.Sandbox.ProtectedError(protected, filepath.Join(t.ws.Root, filepath.FromSlash(protected)))
-		return tools.ErrorResult("rmdir: %s/ cannot be deleted: %v", rel, err), nil
+		return tools.ErrorResult("%s/ cannot be deleted: %v", rel, err), nil
 	}
 	for _, f := range files {
 		if err := t.ws.ModifiedError(ctx, f); err != nil {
-			return tools.ErrorResult("rmdir: %v", err), nil
+			return tools.ErrorResult("%v", err), nil
 		}
 		if err := t.ws.CheckSeen(ctx, inv.Files, f, true); err != nil {
-			return tools.ErrorResult("rmdir: %v; nothing was deleted", err), nil
+			return tools.ErrorResult("%v; nothing was deleted", err), nil
 		}
 	}
 	if inv.Gate != nil && inv.Gate.Reviewing() {
-		note := fmt.Sprintf("the whole directory %s/ with %s is deleted", rel, plural(len(files), "file", "files"))
+		note := fmt.Sprintf("the whole directory %s/ with %s is deleted", rel, text.Count(len(files), "file", "files"))
 		ap, res, ok := reviewRemoval(ctx, t.ws, inv, "rmdir", rel+"/", files, note)
 		if !ok {
 			return res, nil
 		}
 		if err := ap.unchanged(); err != nil {
-			return tools.ErrorResult("rmdir: %v", err), nil
+			return tools.ErrorResult("%v", err), nil
 		}
 		// A file added while the user looked was not reviewed.
 		n := 0
@@ -119,16 +108,16 @@ func (t *RmdirTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 			return nil
 		})
 		if n != len(files) {
-			return tools.ErrorResult("rmdir: %s/ changed while the user was reviewing its deletion (%d files then, %d now); nothing was deleted", rel, len(files), n), nil
+			return tools.ErrorResult("%s/ changed while the user was reviewing its deletion (%d files then, %d now); nothing was deleted", rel, len(files), n), nil
 		}
 		for _, f := range files {
 			if err := t.ws.ModifiedError(ctx, f); err != nil {
-				return tools.ErrorResult("rmdir: %v", err), nil
+				return tools.ErrorResult("%v", err), nil
 			}
 		}
 	}
 	if err := t.ws.Sandbox.RemoveAll(abs); err != nil {
-		return tools.ErrorResult("rmdir: %s; some entries may already be deleted", workspace.ErrorText(t.ws, abs, err)), nil
+		return tools.ErrorResult("%s; some entries may already be deleted", workspace.ErrorText(t.ws, abs, err)), nil
 	}
 	inv.Files.Forget(rel)
 	note := t.ws.Record(tag(inv, workspace.UndoEntry{Tool: "rmdir", Op: "rmdir", Path: rel, Existed: true,
@@ -136,8 +125,8 @@ func (t *RmdirTool) Run(ctx context.Context, inv tools.Invocation, args json.Raw
 	changed := append([]string{abs}, files[:min(len(files), maxReloadPaths)]...)
 	t.ws.Reload(ctx, changed)
 	return tools.Result{
-		Content: fmt.Sprintf("deleted %s/ with %s\n%s", rel, plural(len(files), "file", "files"), note),
-		Summary: fmt.Sprintf("deleted %s", plural(len(files), "file", "files")),
+		Content: fmt.Sprintf("deleted %s/ with %s\n%s", rel, text.Count(len(files), "file", "files"), note),
+		Summary: fmt.Sprintf("deleted %s", text.Count(len(files), "file", "files")),
 		Changed: changed,
 	}, nil
 }

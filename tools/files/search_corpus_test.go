@@ -169,6 +169,7 @@ func matchKeys(res *SearchResult) []string {
 }
 
 func TestSearchCorpusAgreesWithReference(t *testing.T) {
+	toolstest.Slow(t, "agreement with a reference over a generated corpus")
 	root := t.TempDir()
 	files := writeCorpus(t, root, 1, false)
 	ws, err := workspace.New(root, nil, nil)
@@ -249,6 +250,7 @@ func TestLineMatcherAgreesWithRegexp(t *testing.T) {
 // One search run from many goroutines at once (and each with several
 // workers) must give the same answer every time; -race checks the sharing.
 func TestSearchConcurrentAgreement(t *testing.T) {
+	toolstest.Slow(t, "agreement with a reference over a generated corpus")
 	root := t.TempDir()
 	files := writeCorpus(t, root, 2, false)
 	ws, err := workspace.New(root, nil, nil)
@@ -276,6 +278,7 @@ func TestSearchConcurrentAgreement(t *testing.T) {
 
 // Linear time: no pattern takes long on a 1 MB file.
 func TestSearchOneMegabyteFileIsFast(t *testing.T) {
+	toolstest.Slow(t, "times searches of a 1 MiB file")
 	var b strings.Builder
 	for b.Len() < 1<<20 {
 		b.WriteString("\tif x := f(a, b); x != nil { return fmt.Errorf(\"σοφία %d\", 42) } // Ωμέγα;\n")
@@ -316,6 +319,7 @@ func TestSearchRefusesLiteralNewline(t *testing.T) {
 // rg's lines too, on patterns outside the documented differences (ASCII
 // \d \w \s \b, invalid UTF-8 as U+FFFD).
 func TestSearchCorpusAgreesWithRg(t *testing.T) {
+	toolstest.Slow(t, "agreement with a reference over a generated corpus")
 	rg, err := exec.LookPath("rg")
 	if err != nil {
 		if os.Getenv("CI") != "" {

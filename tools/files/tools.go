@@ -13,14 +13,8 @@ import (
 // Tools returns the eight workspace tools bound to ws.
 func Tools(ws *workspace.Workspace) []tools.Tool {
 	return []tools.Tool{
-		&ListFilesTool{ws: ws},
-		&FindFilesTool{ws: ws},
-		&ReadFileTool{ws: ws},
-		&RipgrepTool{ws: ws},
-		&PatchTool{ws: ws},
-		&MkdirTool{ws: ws},
-		&RmTool{ws: ws},
-		&RmdirTool{ws: ws},
+		newListFiles(ws), newFindFiles(ws), newReadFile(ws), newRipgrep(ws),
+		newPatch(ws), newMkdir(ws), newRm(ws), newRmdir(ws),
 	}
 }
 

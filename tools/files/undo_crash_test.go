@@ -1,15 +1,12 @@
 package files
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,18 +14,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/toolstest"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
-const undoCrashEnv = "FIDO_UNDO_CRASH_CHILD"
+var undoCrashChild = toolstest.CrashChild{Test: "TestUndoCrashChild", Env: "FIDO_UNDO_CRASH_CHILD"}
 
 // TestUndoCrashChild is the child of TestUndoSurvivesKill9: it overwrites
 // and edits a.txt with patch as fast as it can until it is killed.
 func TestUndoCrashChild(t *testing.T) {
-	spec := os.Getenv(undoCrashEnv)
-	if spec == "" {
-		t.Skip("only runs as the child of TestUndoSurvivesKill9")
-	}
+	spec := undoCrashChild.Child(t)
 	root, state, _ := strings.Cut(spec, "|")
 	undo, err := workspace.OpenUndoLog(filepath.Join(state, "undo.json"))
 	if err != nil {
@@ -52,32 +47,14 @@ func TestUndoCrashChild(t *testing.T) {
 }
 
 func TestUndoSurvivesKill9(t *testing.T) {
-	if os.Getenv(undoCrashEnv) != "" {
-		t.Skip("child")
-	}
-	if testing.Short() {
-		t.Skip("spawns child processes")
-	}
+	undoCrashChild.Parent(t)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
 	const rounds = 12
 	reverted := 0
 	for round := 0; round < rounds; round++ {
 		root, state := t.TempDir(), t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("original\n"), 0o644))
-		cmd := exec.Command(os.Args[0], "-test.run=^TestUndoCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), undoCrashEnv+"="+root+"|"+state)
-		out, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		sc := bufio.NewScanner(out)
-		require.True(t, sc.Scan(), "child produced no output")
-		require.Equal(t, "ready", sc.Text())
-		time.Sleep(time.Duration(20_000+rng.IntN(200_000)) * time.Microsecond)
-		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-		for sc.Scan() {
-			require.NotContains(t, sc.Text(), "failed", "child: %s", sc.Text())
-		}
-		_ = cmd.Wait()
+		undoCrashChild.Kill(t, root+"|"+state, time.Duration(20_000+rng.IntN(200_000))*time.Microsecond)
 
 		undo, err := workspace.OpenUndoLog(filepath.Join(state, "undo.json"))
 		require.NoError(t, err)

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/secret"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // jsWorkerSlack is how long after the worker's own deadline (the time limit
@@ -278,7 +278,7 @@ func (t *JSTool) runWorker(ctx context.Context, code string, timeout time.Durati
 	switch {
 	case hostKilled:
 		out.TimedOut = true
-		out.Error = &jsError{Name: "TimeoutError", Message: fmt.Sprintf("killed after timeout (%s): the JavaScript worker did not stop when interrupted and was killed", jsDuration(timeout))}
+		out.Error = &jsError{Name: "TimeoutError", Message: fmt.Sprintf("killed after timeout (%s): the JavaScript worker did not stop when interrupted and was killed", text.Duration(timeout))}
 	case jsOutOfMemory(crash):
 		out.Error = &jsError{Name: "RangeError", Message: fmt.Sprintf("out of memory: the snippet asked for more memory than javascript_execute allows (about %d MiB); its worker process was stopped, nothing else was affected", jsWorkerMemoryCeiling(t.memLimit)>>20)}
 	default:
@@ -313,5 +313,5 @@ func jsCrashLine(stderr string) string {
 	if i := bytes.IndexByte([]byte(stderr), '\n'); i >= 0 {
 		first = stderr[:i]
 	}
-	return ": " + tools.Shorten(first, 200)
+	return ": " + text.Shorten(first, 200)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -54,8 +56,10 @@ const (
 )
 
 // JSTool runs JavaScript snippets in a fresh goja runtime per call, each in
-// its own worker process (see worker.go).
+// its own worker process (see worker.go). It is javascript_execute, declared
+// with tools.Define, plus the spare worker it keeps warm.
 type JSTool struct {
+	*tools.Declared[jsExecParams]
 	ws       *workspace.Workspace
 	prompter tools.Prompter
 	rules    *permission.Store // JSNetworkRule decides network access without asking
@@ -70,7 +74,12 @@ type JSTool struct {
 // NewJSTool returns the javascript_execute tool. require resolves against
 // ws; p asks the user before a snippet gets network access (nil: never).
 func NewJSTool(ws *workspace.Workspace, p tools.Prompter) *JSTool {
-	return &JSTool{ws: ws, prompter: p, memLimit: jsMemoryLimit}
+	t := &JSTool{ws: ws, prompter: p, memLimit: jsMemoryLimit}
+	t.Declared = tools.Define(tools.Def[jsExecParams]{
+		Name: "javascript_execute", Access: tools.Mutating, Contract: jsExecContract,
+		Run: t.run, Summarize: jsExecParams.summary,
+	})
+	return t
 }
 
 // WithPermissions lets the command rules decide network access
@@ -101,24 +110,34 @@ var jsExecContract = tools.NewContract[jsExecParams](jsExecTemplate, tools.Vars{
 	"MaxFetchBody": jsMaxFetchBody, "MaxFetches": jsMaxFetches,
 }, tools.Minimum("timeout", 1), tools.Maximum("timeout", int(jsMaxTimeout/time.Millisecond)))
 
-func (t *JSTool) Name() string         { return "javascript_execute" }
-func (t *JSTool) Description() string  { return jsExecContract.Description() }
-func (t *JSTool) Access() tools.Access { return tools.Mutating }
-func (t *JSTool) Parameters() json.RawMessage {
-	return jsExecContract.Parameters()
+// Validate implements tools.Validator.
+func (p *jsExecParams) Validate() error {
+	switch {
+	case strings.TrimSpace(p.Code) == "":
+		return errors.New("code is required")
+	case len(p.Code) > jsMaxCode:
+		return fmt.Errorf("code is %d bytes; at most %d bytes are accepted (require a workspace file for larger programs)", len(p.Code), jsMaxCode)
+	case p.Timeout != nil && *p.Timeout < 1:
+		return fmt.Errorf("timeout must be at least 1 ms, got %d", *p.Timeout)
+	}
+	return nil
 }
 
-// Contract implements tools.Contracted.
-func (t *JSTool) Contract() *tools.Contract { return jsExecContract }
+// timeout is the run's wall-clock limit: the default, or the one asked
+// for up to the maximum.
+func (p jsExecParams) timeout() time.Duration {
+	if p.Timeout == nil {
+		return jsDefaultTimeout
+	}
+	return min(time.Duration(*p.Timeout)*time.Millisecond, jsMaxTimeout)
+}
 
-func (t *JSTool) SummarizeCall(args json.RawMessage) string {
-	var p jsExecParams
-	_ = json.Unmarshal(args, &p)
+func (p jsExecParams) summary() string {
 	first := strings.TrimSpace(p.Code)
 	if i := strings.IndexByte(first, '\n'); i >= 0 {
 		first = strings.TrimSpace(first[:i]) + " …"
 	}
-	s := tools.Shorten(first, 60)
+	s := text.Shorten(first, 60)
 	if p.AllowNetwork {
 		s += " (network)"
 	}
@@ -175,28 +194,8 @@ func (s jsStop) String() string {
 	return "stop"
 }
 
-func (t *JSTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p jsExecParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("javascript_execute: %v", err), nil
-	}
-	if strings.TrimSpace(p.Code) == "" {
-		return tools.ErrorResult("javascript_execute: code is required"), nil
-	}
-	if len(p.Code) > jsMaxCode {
-		return tools.ErrorResult("javascript_execute: code is %d bytes; at most %d bytes are accepted (require a workspace file for larger programs)", len(p.Code), jsMaxCode), nil
-	}
-	timeout := jsDefaultTimeout
-	if p.Timeout != nil {
-		switch {
-		case *p.Timeout < 1:
-			return tools.ErrorResult("javascript_execute: timeout must be at least 1 ms, got %d", *p.Timeout), nil
-		case time.Duration(*p.Timeout)*time.Millisecond > jsMaxTimeout:
-			timeout = jsMaxTimeout
-		default:
-			timeout = time.Duration(*p.Timeout) * time.Millisecond
-		}
-	}
+func (t *JSTool) run(ctx context.Context, inv tools.Invocation, p jsExecParams) (tools.Result, error) {
+	timeout := p.timeout()
 
 	out := jsOutput{Network: "offline"}
 	network := false
@@ -218,7 +217,7 @@ func (t *JSTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMes
 		if ctx.Err() != nil {
 			return tools.Result{}, ctx.Err()
 		}
-		return tools.ErrorResult("javascript_execute: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	res.Network, res.NetworkNote = out.Network, out.NetworkNote
 	out = res
@@ -232,7 +231,7 @@ func (t *JSTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMes
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // code and markup read better without \u003c
 	if err := enc.Encode(out); err != nil {
-		return tools.ErrorResult("javascript_execute: cannot encode the result: %v", err), nil
+		return tools.ErrorResult("cannot encode the result: %v", err), nil
 	}
 	return tools.Result{Content: strings.TrimSuffix(buf.String(), "\n"), Summary: jsSummary(out, elapsed), IsError: out.Error != nil}, nil
 }
@@ -251,8 +250,8 @@ func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool,
 	if t.prompter == nil {
 		return false, "network access needs the user's approval and there is no user to ask; ran offline", nil
 	}
-	preview := strings.Join(strings.Fields(code), " ")
-	prompt := fmt.Sprintf("javascript_execute asks for network access (fetch; it can also reach localhost and internal services): %s", tools.Shorten(preview, 80))
+	preview := text.Collapse(code)
+	prompt := fmt.Sprintf("javascript_execute asks for network access (fetch; it can also reach localhost and internal services): %s", text.Shorten(preview, 80))
 	q := tools.Question{
 		Prompt:         "Allow this script network access, localhost included? (code shown above)",
 		Items:          []string{jsChoiceAllow, jsChoiceOffline},
@@ -279,37 +278,18 @@ func (t *JSTool) approveNetwork(ctx context.Context, callID, code string) (bool,
 // jsSummary is the transcript line: "ok · 3 log lines · 12ms", the error, or the stop.
 func jsSummary(out jsOutput, elapsed time.Duration) string {
 	if out.TimedOut {
-		return tools.Shorten(out.Error.Message, 60)
+		return text.Shorten(out.Error.Message, 60)
 	}
 	if out.Error != nil {
-		return tools.Shorten(out.Error.Name+": "+firstLine(out.Error.Message), 100)
+		return text.Shorten(out.Error.Name+": "+text.FirstLine(out.Error.Message), 100)
 	}
 	parts := []string{"ok"}
-	switch n := len(out.Console) + out.ConsoleDropped; n {
-	case 0:
-	case 1:
-		parts = append(parts, "1 log line")
-	default:
-		parts = append(parts, fmt.Sprintf("%d log lines", n))
+	if n := len(out.Console) + out.ConsoleDropped; n > 0 {
+		parts = append(parts, text.Count(n, "log line", "log lines"))
 	}
 	if out.Network == "allowed" {
 		parts = append(parts, "network")
 	}
-	parts = append(parts, jsDuration(elapsed.Round(time.Millisecond)))
+	parts = append(parts, text.Duration(elapsed))
 	return strings.Join(parts, " · ")
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-// jsDuration prints 5s, 250ms, 1.5s.
-func jsDuration(d time.Duration) string {
-	if d < time.Second {
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	}
-	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", d.Seconds()), "0"), ".") + "s"
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,44 +11,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/toolstest"
 )
-
-// jsChildCount counts the live (not zombie) child processes of this process.
-func jsChildCount(t *testing.T) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skip("no /proc")
-	}
-	me := strconv.Itoa(os.Getpid())
-	n := 0
-	for _, e := range entries {
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(stat), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) > 1 && f[1] == me && f[0] != "Z" {
-			n++
-		}
-	}
-	return n
-}
 
 // A stopped snippet does not keep running: its worker process is gone when
 // the call returns, whether it stopped on time, had to be killed, or the
 // call was cancelled.
 func TestJSExecWorkerIsGoneAfterTheCall(t *testing.T) {
-	before := jsChildCount(t)
+	before := toolstest.Children(t, os.Getpid())
 	tool := jsTool(t, nil, nil)
 	_, out := jsRunCall(t, tool, map[string]any{"code": `/^(a+)+(?=b)/.test("a".repeat(40)); while (true) {}`, "timeout": 200})
 	require.True(t, out.TimedOut)
 	tool.Close() // the spare worker
-	assert.Eventually(t, func() bool { return jsChildCount(t) <= before }, 2*time.Second, 10*time.Millisecond, "the worker of a timed-out snippet still runs")
+	assert.Eventually(t, func() bool { return toolstest.Children(t, os.Getpid()) <= before }, 2*time.Second, 10*time.Millisecond, "the worker of a timed-out snippet still runs")
 
 	tool = jsTool(t, nil, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -58,5 +31,5 @@ func TestJSExecWorkerIsGoneAfterTheCall(t *testing.T) {
 	_, err := tool.Run(ctx, tools.Invocation{}, json.RawMessage(`{"code":"while(true){}","timeout":5000}`))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	tool.Close()
-	assert.Eventually(t, func() bool { return jsChildCount(t) <= before }, 2*time.Second, 10*time.Millisecond, "the worker of a cancelled snippet still runs")
+	assert.Eventually(t, func() bool { return toolstest.Children(t, os.Getpid()) <= before }, 2*time.Second, 10*time.Millisecond, "the worker of a cancelled snippet still runs")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -579,7 +580,7 @@ func jsCapStack(s string) string {
 	if len(lines) > jsMaxStackLines {
 		lines = append(lines[:jsMaxStackLines:jsMaxStackLines], fmt.Sprintf("\t… %d more lines", len(lines)-jsMaxStackLines))
 	}
-	return tools.Shorten(strings.Join(lines, "\n"), 4000)
+	return text.Shorten(strings.Join(lines, "\n"), 4000)
 }
 
 // str is String(v), never throwing to the caller (uncatchable errors propagate).

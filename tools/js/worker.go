@@ -16,6 +16,7 @@ import (
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -202,9 +203,9 @@ func (t *jsEngine) run(ctx context.Context, code string, timeout time.Duration, 
 	switch {
 	case stop == jsStopTimeout:
 		out.TimedOut = true
-		msg := fmt.Sprintf("timed out after %s", jsDuration(timeout))
+		msg := fmt.Sprintf("timed out after %s", text.Duration(timeout))
 		if killed {
-			msg = fmt.Sprintf("killed after timeout (%s): the runtime did not stop within %s of being interrupted, probably inside a long native call such as a regexp match", jsDuration(timeout), jsKillGrace)
+			msg = fmt.Sprintf("killed after timeout (%s): the runtime did not stop within %s of being interrupted, probably inside a long native call such as a regexp match", text.Duration(timeout), jsKillGrace)
 		}
 		out.Error = &jsError{Name: "TimeoutError", Message: msg, Stack: res.stack}
 	case stop == jsStopMemory:

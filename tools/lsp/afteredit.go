@@ -29,7 +29,7 @@ func PatchDiagnostics(ws *workspace.Workspace) tools.Interceptor {
 		seen := map[string]bool{}
 		for _, op := range p.Operations {
 			abs, err := ws.Sandbox.Resolve(op.Path)
-			if err != nil || abs == ws.Root || seen[abs] || loadError(ws, "patch", op.Path, abs) != nil {
+			if err != nil || abs == ws.Root || seen[abs] || loadError(ws, op.Path, abs) != nil {
 				continue
 			}
 			seen[abs] = true

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // maxReported bounds the diagnostics one edit's result lists.
@@ -52,7 +53,7 @@ func introduced(before, after []tools.Diagnostic, m *lineMap) []tools.Diagnostic
 
 // formatDiagnostic is one line: path:line:col: severity: message (source).
 func formatDiagnostic(path string, d tools.Diagnostic) string {
-	msg := tools.Shorten(strings.Join(strings.Fields(d.Message), " "), maxMessage)
+	msg := text.Shorten(text.Collapse(d.Message), maxMessage)
 	s := fmt.Sprintf("%s:%d:%d: %s: %s", path, d.Line, d.Col, d.Severity, msg)
 	if d.Source != "" {
 		s += " (" + d.Source + ")"

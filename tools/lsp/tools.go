@@ -3,13 +3,13 @@ package lsp
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -44,7 +44,7 @@ const (
 // loaded into a buffer: a FIFO (opening it waits for a writer: Neovim
 // froze for 20 s), a device, a directory, or a file over MaxLoad. A
 // missing file is left to the language server's answer.
-func loadError(ws *workspace.Workspace, name, asked, abs string) *tools.Result {
+func loadError(ws *workspace.Workspace, asked, abs string) *tools.Result {
 	fi, err := ws.Sandbox.Stat(abs)
 	if err != nil {
 		return nil
@@ -52,9 +52,9 @@ func loadError(ws *workspace.Workspace, name, asked, abs string) *tools.Result {
 	var res tools.Result
 	switch {
 	case !fi.Mode().IsRegular():
-		res = tools.ErrorResult("%s: %s is not a regular file (it is %s); the LSP tools open only regular files", name, asked, confined.TypeName(fi.Mode()))
+		res = tools.ErrorResult("%s is not a regular file (it is %s); the LSP tools open only regular files", asked, confined.TypeName(fi.Mode()))
 	case fi.Size() > MaxLoad:
-		res = tools.ErrorResult("%s: %s is too large for the LSP tools (%d bytes; at most %d MiB are loaded into a buffer)", name, asked, fi.Size(), MaxLoad>>20)
+		res = tools.ErrorResult("%s is too large for the LSP tools (%d bytes; at most %s are loaded into a buffer)", asked, fi.Size(), text.Size(MaxLoad))
 	default:
 		return nil
 	}
@@ -65,35 +65,35 @@ func loadError(ws *workspace.Workspace, name, asked, abs string) *tools.Result {
 // them when it has language servers).
 func Tools(ws *workspace.Workspace) []tools.Tool {
 	return []tools.Tool{
-		&positionTool{ws: ws, name: "lsp_definition", method: tools.LSPDefinition, contract: definitionContract},
-		&positionTool{ws: ws, name: "lsp_references", method: tools.LSPReferences, contract: referencesContract, limited: true},
-		&positionTool{ws: ws, name: "lsp_hover", method: tools.LSPHover, contract: hoverContract},
-		&symbolsTool{ws: ws},
-		&diagnosticsTool{ws: ws},
+		newPositionTool(ws, "lsp_definition", tools.LSPDefinition, definitionContract),
+		newReferences(ws),
+		newPositionTool(ws, "lsp_hover", tools.LSPHover, hoverContract),
+		newSymbols(ws),
+		newDiagnostics(ws),
 	}
 }
 
 // servers returns the editor's language servers, or the error result.
-func servers(ws *workspace.Workspace, name string) (tools.LanguageServers, *tools.Result) {
+func servers(ws *workspace.Workspace) (tools.LanguageServers, *tools.Result) {
 	if ls, ok := ws.Editor.(tools.LanguageServers); ok {
 		return ls, nil
 	}
-	res := tools.ErrorResult("%s: no editor with language servers is connected (Fido uses Neovim's LSP client)", name)
+	res := tools.ErrorResult("no editor with language servers is connected (Fido uses Neovim's LSP client)")
 	return nil, &res
 }
 
 // ask runs q and turns failures into results: nil result means ans is good.
-func ask(ctx context.Context, ls tools.LanguageServers, name string, q tools.LSPQuery) (tools.LSPAnswer, *tools.Result, error) {
+func ask(ctx context.Context, ls tools.LanguageServers, q tools.LSPQuery) (tools.LSPAnswer, *tools.Result, error) {
 	ans, err := ls.LSPQuery(ctx, q)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 			return ans, nil, err
 		}
-		res := tools.ErrorResult("%s: %v", name, err)
+		res := tools.ErrorResult("%v", err)
 		return ans, &res, nil
 	}
 	if ans.Error != "" {
-		res := tools.ErrorResult("%s: %s", name, ans.Error)
+		res := tools.ErrorResult("%s", ans.Error)
 		return ans, &res, nil
 	}
 	return ans, nil, nil
@@ -109,13 +109,6 @@ func formatLocation(root string, l tools.Location) string {
 		s += ": " + l.Text
 	}
 	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // positionParams are the arguments of the tools that ask about one place.
@@ -140,77 +133,88 @@ var (
 		tools.Minimum("line", 1), tools.Minimum("column", 1), tools.Minimum("limit", 1), tools.Maximum("limit", maxReferences))
 )
 
+// positionTool is a tool that asks about one place (lsp_definition,
+// lsp_hover; lsp_references adds a limit).
 type positionTool struct {
-	ws       *workspace.Workspace
-	name     string
-	method   string
-	contract *tools.Contract
-	limited  bool // takes limit
+	ws     *workspace.Workspace
+	method string
 }
 
-func (t *positionTool) Name() string         { return t.name }
-func (t *positionTool) Description() string  { return t.contract.Description() }
-func (t *positionTool) Access() tools.Access { return tools.ReadOnly }
+func newPositionTool(ws *workspace.Workspace, name, method string, contract *tools.Contract) tools.Tool {
+	t := &positionTool{ws: ws, method: method}
+	return tools.Define(tools.Def[positionParams]{
+		Name: name, Access: tools.ReadOnly, Contract: contract, Summarize: positionParams.summary,
+		Run: func(ctx context.Context, _ tools.Invocation, p positionParams) (tools.Result, error) {
+			return t.run(ctx, p, maxDefinitions, false)
+		},
+	})
+}
 
-func (t *positionTool) Parameters() json.RawMessage { return t.contract.Parameters() }
+func newReferences(ws *workspace.Workspace) tools.Tool {
+	t := &positionTool{ws: ws, method: tools.LSPReferences}
+	return tools.Define(tools.Def[referencesParams]{
+		Name: "lsp_references", Access: tools.ReadOnly, Contract: referencesContract,
+		Summarize: func(p referencesParams) string { return p.summary() },
+		Run: func(ctx context.Context, _ tools.Invocation, p referencesParams) (tools.Result, error) {
+			limit := defaultReferences
+			if p.Limit != nil {
+				limit = min(*p.Limit, maxReferences)
+			}
+			return t.run(ctx, p.positionParams, limit, true)
+		},
+	})
+}
 
-// Contract implements tools.Contracted.
-func (t *positionTool) Contract() *tools.Contract { return t.contract }
+// Validate implements tools.Validator.
+func (p *positionParams) Validate() error {
+	switch {
+	case strings.TrimSpace(p.Path) == "":
+		return errors.New("path is required")
+	case p.Line < 1:
+		return fmt.Errorf("line must be 1 or more (one-based), got %d", p.Line)
+	case p.Column != nil && p.Symbol != "":
+		return errors.New("give column or symbol, not both")
+	case p.Column == nil && strings.TrimSpace(p.Symbol) == "":
+		return fmt.Errorf("give column (one-based) or symbol (an identifier on line %d)", p.Line)
+	case p.Column != nil && *p.Column < 1:
+		return fmt.Errorf("column must be 1 or more (one-based), got %d", *p.Column)
+	}
+	return nil
+}
 
-func (t *positionTool) SummarizeCall(args json.RawMessage) string {
-	var p positionParams
-	_ = json.Unmarshal(args, &p)
+// Validate implements tools.Validator.
+func (p *referencesParams) Validate() error {
+	if err := p.positionParams.Validate(); err != nil {
+		return err
+	}
+	if p.Limit != nil && *p.Limit < 1 {
+		return fmt.Errorf("limit must be 1 or more, got %d", *p.Limit)
+	}
+	return nil
+}
+
+func (p positionParams) summary() string {
 	s := fmt.Sprintf("%s:%d", p.Path, p.Line)
 	if p.Symbol != "" {
 		s += " " + p.Symbol
 	} else if p.Column != nil {
 		s += fmt.Sprintf(":%d", *p.Column)
 	}
-	return tools.Shorten(s, 100)
+	return text.Shorten(s, 100)
 }
 
-func (t *positionTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var r referencesParams
-	var err error
-	if t.limited {
-		err = tools.DecodeArgs(args, &r)
-	} else {
-		err = tools.DecodeArgs(args, &r.positionParams)
-	}
-	if err != nil {
-		return tools.ErrorResult("%s: %v", t.name, err), nil
-	}
-	p := r.positionParams
-	switch {
-	case strings.TrimSpace(p.Path) == "":
-		return tools.ErrorResult("%s: path is required", t.name), nil
-	case p.Line < 1:
-		return tools.ErrorResult("%s: line must be 1 or more (one-based), got %d", t.name, p.Line), nil
-	case p.Column != nil && p.Symbol != "":
-		return tools.ErrorResult("%s: give column or symbol, not both", t.name), nil
-	case p.Column == nil && strings.TrimSpace(p.Symbol) == "":
-		return tools.ErrorResult("%s: give column (one-based) or symbol (an identifier on line %d)", t.name, p.Line), nil
-	case p.Column != nil && *p.Column < 1:
-		return tools.ErrorResult("%s: column must be 1 or more (one-based), got %d", t.name, *p.Column), nil
-	}
-	limit := maxDefinitions
-	if t.limited {
-		limit = defaultReferences
-		if r.Limit != nil {
-			if *r.Limit < 1 {
-				return tools.ErrorResult("%s: limit must be 1 or more, got %d", t.name, *r.Limit), nil
-			}
-			limit = min(*r.Limit, maxReferences)
-		}
-	}
+// run asks the language server about p's place; limited: the call takes a
+// limit (lsp_references), which the answer mentions when it cuts.
+func (t *positionTool) run(ctx context.Context, p positionParams, limit int, limited bool) (tools.Result, error) {
+
 	abs, err := t.ws.Sandbox.Resolve(p.Path)
 	if err != nil {
-		return tools.ErrorResult("%s: %v", t.name, err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
-	if res := loadError(t.ws, t.name, p.Path, abs); res != nil {
+	if res := loadError(t.ws, p.Path, abs); res != nil {
 		return *res, nil
 	}
-	ls, fail := servers(t.ws, t.name)
+	ls, fail := servers(t.ws)
 	if fail != nil {
 		return *fail, nil
 	}
@@ -218,7 +222,7 @@ func (t *positionTool) Run(ctx context.Context, _ tools.Invocation, args json.Ra
 	if p.Column != nil {
 		q.Column = *p.Column
 	}
-	ans, fail, err := ask(ctx, ls, t.name, q)
+	ans, fail, err := ask(ctx, ls, q)
 	if fail != nil || err != nil {
 		return result(fail), err
 	}
@@ -227,11 +231,11 @@ func (t *positionTool) Run(ctx context.Context, _ tools.Invocation, args json.Ra
 		where = q.Symbol + " at " + where
 	}
 	if t.method == tools.LSPHover {
-		text := strings.TrimSpace(ans.Hover)
-		if text == "" {
+		hover := strings.TrimSpace(ans.Hover)
+		if hover == "" {
 			return tools.Result{Content: fmt.Sprintf("%s has no hover information for %s.", ans.Server, where), Summary: "no hover information"}, nil
 		}
-		return tools.Result{Content: tools.Shorten(text, maxHover), Summary: plural(strings.Count(text, "\n")+1, "line", "lines")}, nil
+		return tools.Result{Content: text.Shorten(hover, maxHover), Summary: text.Count(strings.Count(hover, "\n")+1, "line", "lines")}, nil
 	}
 	what := "definition"
 	if t.method == tools.LSPReferences {
@@ -242,19 +246,19 @@ func (t *positionTool) Run(ctx context.Context, _ tools.Invocation, args json.Ra
 	}
 	total := max(ans.Total, len(ans.Locations))
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s of %s (%s):\n", plural(total, what, what+"s"), where, ans.Server)
+	fmt.Fprintf(&b, "%s of %s (%s):\n", text.Count(total, what, what+"s"), where, ans.Server)
 	shown := ans.Locations[:min(len(ans.Locations), limit)]
 	for _, l := range shown {
 		b.WriteString(formatLocation(t.ws.Root, l) + "\n")
 	}
 	if total > len(shown) {
 		fmt.Fprintf(&b, "[%d more not shown", total-len(shown))
-		if t.limited && limit < maxReferences {
+		if limited && limit < maxReferences {
 			fmt.Fprintf(&b, "; pass a larger limit (up to %d) to see them", maxReferences)
 		}
 		b.WriteString("]\n")
 	}
-	summary := plural(total, what, what+"s")
+	summary := text.Count(total, what, what+"s")
 	if len(shown) == 1 && t.method == tools.LSPDefinition {
 		summary = display(t.ws.Root, shown[0].Path) + fmt.Sprintf(":%d", shown[0].Line)
 	}
@@ -278,42 +282,35 @@ var symbolsContract = tools.NewContract[symbolsParams](symbolsTemplate, tools.Va
 
 type symbolsTool struct{ ws *workspace.Workspace }
 
-func (t *symbolsTool) Name() string         { return "lsp_symbols" }
-func (t *symbolsTool) Description() string  { return symbolsContract.Description() }
-func (t *symbolsTool) Access() tools.Access { return tools.ReadOnly }
-func (t *symbolsTool) Parameters() json.RawMessage {
-	return symbolsContract.Parameters()
+func newSymbols(ws *workspace.Workspace) tools.Tool {
+	t := &symbolsTool{ws: ws}
+	return tools.Define(tools.Def[symbolsParams]{
+		Name: "lsp_symbols", Access: tools.ReadOnly, Contract: symbolsContract,
+		Run: t.run, Summarize: func(p symbolsParams) string { return text.Shorten(p.Query, 80) },
+	})
 }
 
-// Contract implements tools.Contracted.
-func (t *symbolsTool) Contract() *tools.Contract { return symbolsContract }
-
-func (t *symbolsTool) SummarizeCall(args json.RawMessage) string {
-	var p symbolsParams
-	_ = json.Unmarshal(args, &p)
-	return tools.Shorten(p.Query, 80)
-}
-
-func (t *symbolsTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p symbolsParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("lsp_symbols: %v", err), nil
-	}
+// Validate implements tools.Validator.
+func (p *symbolsParams) Validate() error {
 	if strings.TrimSpace(p.Query) == "" {
-		return tools.ErrorResult("lsp_symbols: query is required (a name or part of one)"), nil
+		return errors.New("query is required (a name or part of one)")
 	}
+	if p.Limit != nil && *p.Limit < 1 {
+		return fmt.Errorf("limit must be 1 or more, got %d", *p.Limit)
+	}
+	return nil
+}
+
+func (t *symbolsTool) run(ctx context.Context, _ tools.Invocation, p symbolsParams) (tools.Result, error) {
 	limit := defaultSymbols
 	if p.Limit != nil {
-		if *p.Limit < 1 {
-			return tools.ErrorResult("lsp_symbols: limit must be 1 or more, got %d", *p.Limit), nil
-		}
 		limit = min(*p.Limit, maxSymbols)
 	}
-	ls, fail := servers(t.ws, t.Name())
+	ls, fail := servers(t.ws)
 	if fail != nil {
 		return *fail, nil
 	}
-	ans, fail, err := ask(ctx, ls, t.Name(), tools.LSPQuery{Method: tools.LSPSymbols, Query: strings.TrimSpace(p.Query), Limit: limit})
+	ans, fail, err := ask(ctx, ls, tools.LSPQuery{Method: tools.LSPSymbols, Query: strings.TrimSpace(p.Query), Limit: limit})
 	if fail != nil || err != nil {
 		return result(fail), err
 	}
@@ -323,7 +320,7 @@ func (t *symbolsTool) Run(ctx context.Context, _ tools.Invocation, args json.Raw
 	total := max(ans.Total, len(ans.Symbols))
 	shown := ans.Symbols[:min(len(ans.Symbols), limit)]
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s matching %q (%s):\n", plural(total, "symbol", "symbols"), p.Query, ans.Server)
+	fmt.Fprintf(&b, "%s matching %q (%s):\n", text.Count(total, "symbol", "symbols"), p.Query, ans.Server)
 	for _, s := range shown {
 		name := s.Name
 		if s.Container != "" {
@@ -334,7 +331,7 @@ func (t *symbolsTool) Run(ctx context.Context, _ tools.Invocation, args json.Raw
 	if total > len(shown) {
 		fmt.Fprintf(&b, "[%d more not shown; narrow the query or pass a larger limit (up to %d)]\n", total-len(shown), maxSymbols)
 	}
-	return tools.Result{Content: b.String(), Summary: plural(total, "symbol", "symbols")}, nil
+	return tools.Result{Content: b.String(), Summary: text.Count(total, "symbol", "symbols")}, nil
 }
 
 type diagnosticsParams struct {
@@ -345,48 +342,40 @@ var diagnosticsContract = tools.NewContract[diagnosticsParams](diagnosticsTempla
 
 type diagnosticsTool struct{ ws *workspace.Workspace }
 
-func (t *diagnosticsTool) Name() string         { return "lsp_diagnostics" }
-func (t *diagnosticsTool) Description() string  { return diagnosticsContract.Description() }
-func (t *diagnosticsTool) Access() tools.Access { return tools.ReadOnly }
-func (t *diagnosticsTool) Parameters() json.RawMessage {
-	return diagnosticsContract.Parameters()
+func newDiagnostics(ws *workspace.Workspace) tools.Tool {
+	t := &diagnosticsTool{ws: ws}
+	return tools.Define(tools.Def[diagnosticsParams]{
+		Name: "lsp_diagnostics", Access: tools.ReadOnly, Contract: diagnosticsContract,
+		Run: t.run, Summarize: diagnosticsParams.summary,
+	})
 }
 
-// Contract implements tools.Contracted.
-func (t *diagnosticsTool) Contract() *tools.Contract { return diagnosticsContract }
-
-func (t *diagnosticsTool) SummarizeCall(args json.RawMessage) string {
-	var p diagnosticsParams
-	_ = json.Unmarshal(args, &p)
+func (p diagnosticsParams) summary() string {
 	if p.Path == "" {
 		return "all loaded buffers"
 	}
-	return tools.Shorten(p.Path, 100)
+	return text.Shorten(p.Path, 100)
 }
 
 var severityRank = map[string]int{"error": 0, "warning": 1, "info": 2, "hint": 3}
 
-func (t *diagnosticsTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
-	var p diagnosticsParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("lsp_diagnostics: %v", err), nil
-	}
+func (t *diagnosticsTool) run(ctx context.Context, _ tools.Invocation, p diagnosticsParams) (tools.Result, error) {
 	q := tools.LSPQuery{Method: tools.LSPDiagnostics}
 	if strings.TrimSpace(p.Path) != "" {
 		abs, err := t.ws.Sandbox.Resolve(p.Path)
 		if err != nil {
-			return tools.ErrorResult("lsp_diagnostics: %v", err), nil
+			return tools.ErrorResult("%v", err), nil
 		}
-		if res := loadError(t.ws, t.Name(), p.Path, abs); res != nil {
+		if res := loadError(t.ws, p.Path, abs); res != nil {
 			return *res, nil
 		}
 		q.Path = abs
 	}
-	ls, fail := servers(t.ws, t.Name())
+	ls, fail := servers(t.ws)
 	if fail != nil {
 		return *fail, nil
 	}
-	ans, fail, err := ask(ctx, ls, t.Name(), q)
+	ans, fail, err := ask(ctx, ls, q)
 	if fail != nil || err != nil {
 		return result(fail), err
 	}
@@ -408,7 +397,7 @@ func (t *diagnosticsTool) Run(ctx context.Context, _ tools.Invocation, args json
 	var parts []string
 	for _, s := range []string{"error", "warning", "info", "hint"} {
 		if counts[s] > 0 {
-			parts = append(parts, plural(counts[s], s, s+"s"))
+			parts = append(parts, text.Count(counts[s], s, s+"s"))
 		}
 	}
 	fmt.Fprintf(&b, "%s in %s:\n", strings.Join(parts, ", "), scope)

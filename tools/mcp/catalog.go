@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // Bounds of what a server may put into the catalog.
@@ -124,10 +126,10 @@ func schemaBytes(schema any) (json.RawMessage, error) {
 	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("%s", oneLine(err))
+		return nil, fmt.Errorf("%s", text.Collapse(err.Error()))
 	}
 	if _, err := s.Resolve(nil); err != nil {
-		return nil, fmt.Errorf("%s", oneLine(err))
+		return nil, fmt.Errorf("%s", text.Collapse(err.Error()))
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // Where a server's configuration came from.
@@ -148,14 +150,14 @@ type fileJSON struct {
 }
 
 // ParseSetup reads the setup() options (JSON text; empty means none).
-func ParseSetup(text string, getenv func(string) string) (Options, error) {
+func ParseSetup(setup string, getenv func(string) string) (Options, error) {
 	o := Options{StartTimeout: DefaultStartTimeout, CallTimeout: DefaultCallTimeout}
-	if strings.TrimSpace(text) == "" {
+	if strings.TrimSpace(setup) == "" {
 		return o, nil
 	}
 	var s setupJSON
-	if err := json.Unmarshal([]byte(text), &s); err != nil {
-		return o, fmt.Errorf("setup({ mcp = … }): %s", oneLine(err))
+	if err := json.Unmarshal([]byte(setup), &s); err != nil {
+		return o, fmt.Errorf("setup({ mcp = … }): %s", text.Collapse(err.Error()))
 	}
 	if s.StartTimeoutMS != nil && *s.StartTimeoutMS >= 0 {
 		o.StartTimeout = time.Duration(*s.StartTimeoutMS) * time.Millisecond
@@ -194,7 +196,7 @@ func LoadFile(read Reader, name, label, source string, getenv func(string) strin
 		if errors.As(err, &pe) {
 			why = pe.Err
 		}
-		return nil, fmt.Errorf("%s: not read: %s; Fido reads only a regular file of at most %d MiB inside the workspace, so none of its servers start", label, oneLine(why), MaxConfigFile>>20)
+		return nil, fmt.Errorf("%s: not read: %s; Fido reads only a regular file of at most %d MiB inside the workspace, so none of its servers start", label, text.Collapse(why.Error()), MaxConfigFile>>20)
 	}
 	var f fileJSON
 	if err := json.Unmarshal(b, &f); err != nil {
@@ -320,7 +322,7 @@ func describeJSONError(b []byte, err error) string {
 		line, col := position(b, te.Offset)
 		return fmt.Sprintf("line %d, column %d: %s must be %s, not %s", line, col, te.Field, jsonKind(te.Type.Kind()), te.Value)
 	}
-	return oneLine(err)
+	return text.Collapse(err.Error())
 }
 
 func jsonKind(k reflect.Kind) string {
@@ -349,8 +351,4 @@ func position(b []byte, off int64) (line, col int) {
 		}
 	}
 	return line, col
-}
-
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
 	"github.com/fido-nvim/fido/tools/sandbox"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // Config wires a Manager.
@@ -467,5 +468,5 @@ func joinShort(items []string, n int) string {
 		}
 		s += it
 	}
-	return tools.ShortenTo(s, n)
+	return text.ShortenTo(s, n)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // PromptCommandPrefix starts the slash command of a server prompt:
@@ -88,7 +90,7 @@ func (m *Manager) GetPrompt(ctx context.Context, command string, args []string) 
 	}
 	res, err := sess.GetPrompt(ctx, params)
 	if err != nil {
-		return "", fmt.Errorf("%s: %s", command, oneLine(err))
+		return "", fmt.Errorf("%s: %s", command, text.Collapse(err.Error()))
 	}
 	var parts []string
 	for _, msg := range res.Messages {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // State is where a server is in its life.
@@ -118,7 +120,7 @@ func (s *server) start(ctx context.Context) {
 
 // describe words a start or call failure, with the stderr tail of a stdio server.
 func (s *server) describe(err error) string {
-	msg := oneLine(err)
+	msg := text.Collapse(err.Error())
 	if tail := s.stderr.Tail(); tail != "" {
 		msg += "; stderr: " + tail
 	}
@@ -138,7 +140,7 @@ func (s *server) watch(sess *sdk.ClientSession, done chan struct{}) {
 	s.session, s.cmd = nil, nil
 	reason := "the server exited"
 	if err != nil && !errors.Is(err, sdk.ErrConnectionClosed) {
-		reason += ": " + oneLine(err)
+		reason += ": " + text.Collapse(err.Error())
 	}
 	s.crashedLocked(reason)
 	s.mu.Unlock()
@@ -475,7 +477,7 @@ func (t *tailBuffer) Tail() string {
 	if len(lines) > 5 {
 		lines = lines[len(lines)-5:]
 	}
-	out := strings.Join(strings.Fields(strings.Join(lines, " | ")), " ")
+	out := text.Collapse(strings.Join(lines, " | "))
 	if r := []rune(out); len(r) > 600 {
 		out = "…" + string(r[len(r)-600:])
 	}

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // Approval choices, in the order shown.
@@ -66,11 +67,11 @@ func (t *Tool) Access() tools.Access {
 
 // SummarizeCall is the transcript line: server/tool and the arguments, short.
 func (t *Tool) SummarizeCall(args json.RawMessage) string {
-	a := strings.Join(strings.Fields(string(args)), " ")
+	a := text.Collapse(string(args))
 	if a == "{}" || a == "" {
 		return t.srv.cfg.Name + "/" + t.remote
 	}
-	return tools.Shorten(t.srv.cfg.Name+"/"+t.remote+" "+a, 80)
+	return text.Shorten(t.srv.cfg.Name+"/"+t.remote+" "+a, 80)
 }
 
 // Run asks for approval (unless given), calls the server with the call
@@ -104,7 +105,7 @@ func (t *Tool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessa
 		case cctx.Err() != nil:
 			return tools.CodedErrorResult("timeout", "%s did not answer within %s; the server was told to cancel the call. Try smaller inputs or another way", t.name, timeout), nil
 		}
-		return tools.ErrorResult("MCP server %s: %s", server, oneLine(err)), nil
+		return tools.ErrorResult("MCP server %s: %s", server, text.Collapse(err.Error())), nil
 	}
 	return FormatResult(res), nil
 }
@@ -153,7 +154,7 @@ func (t *Tool) approve(ctx context.Context, callID string, args json.RawMessage)
 	case ApproveDenyWhy:
 		reason, ok, err := p.Input(ctx, "Why deny "+server+"/"+t.remote+"? (the model reads this)", "")
 		if err == nil && ok && strings.TrimSpace(reason) != "" {
-			return declined("denied: "+tools.Shorten(strings.TrimSpace(reason), 60), "the user denied the call: "+strings.TrimSpace(reason)), false
+			return declined("denied: "+text.Shorten(strings.TrimSpace(reason), 60), "the user denied the call: "+strings.TrimSpace(reason)), false
 		}
 	}
 	return declined("denied", "the user denied the call"), false
@@ -182,7 +183,7 @@ func (t *Tool) approvalQuestion(callID string, args json.RawMessage) tools.Quest
 // approvalPrompt is the question for prompters that cannot show a detail:
 // the arguments on one line, cut for display (the whole call runs).
 func (t *Tool) approvalPrompt(args json.RawMessage) string {
-	shown := strings.Join(strings.Fields(string(args)), " ")
+	shown := text.Collapse(string(args))
 	if utf8.RuneCountInString(shown) > promptArgsRunes {
 		shown = string([]rune(shown)[:promptArgsRunes]) + "… (arguments cut for display; the whole call runs)"
 	}
@@ -221,7 +222,7 @@ func FormatResult(res *sdk.CallToolResult) tools.Result {
 			parts = append(parts, fmt.Sprintf("[resource link %s %s]", v.URI, v.Name))
 		default:
 			b, _ := json.Marshal(c)
-			parts = append(parts, fmt.Sprintf("[%T content: %s]", c, tools.Shorten(string(b), 200)))
+			parts = append(parts, fmt.Sprintf("[%T content: %s]", c, text.Shorten(string(b), 200)))
 		}
 	}
 	if len(parts) == 0 && res.StructuredContent != nil {
@@ -229,20 +230,20 @@ func FormatResult(res *sdk.CallToolResult) tools.Result {
 			parts = append(parts, string(b))
 		}
 	}
-	text := bound(strings.Join(parts, "\n"))
+	out := bound(strings.Join(parts, "\n"))
 	if res.IsError {
-		if text == "" {
-			text = "the tool reported an error without a message"
+		if out == "" {
+			out = "the tool reported an error without a message"
 		}
-		r := tools.ErrorResult("%s", text)
-		r.Summary = tools.Shorten(firstLine(text), 80)
+		r := tools.ErrorResult("%s", out)
+		r.Summary = text.Shorten(text.FirstLine(out), 80)
 		return r
 	}
-	summary := fmt.Sprintf("%d chars", utf8.RuneCountInString(text))
-	if l := firstLine(text); l != "" && utf8.RuneCountInString(text) <= 80 && !strings.Contains(text, "\n") {
+	summary := fmt.Sprintf("%d chars", utf8.RuneCountInString(out))
+	if l := text.FirstLine(out); l != "" && utf8.RuneCountInString(out) <= 80 && !strings.Contains(out, "\n") {
 		summary = l
 	}
-	return tools.Result{Content: text, Summary: summary}
+	return tools.Result{Content: out, Summary: summary}
 }
 
 // decodedLen is the size of the content (the SDK already decoded base64).
@@ -253,11 +254,6 @@ func orUnknown(s string) string {
 		return "of unknown type"
 	}
 	return s
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
 }
 
 // bound keeps the first and last parts of a long text, marking the cut.

@@ -56,6 +56,9 @@ func sharedGoCache(t *testing.T) string {
 // A subagent's read-only sandbox: go test runs (the build cache is in the
 // temp dir), and nothing in the workspace can be created.
 func TestReadOnlySandboxRunsGoTestButCannotWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a real build in the sandbox")
+	}
 	b := newBox(t)
 	goModule(t, b.ws)
 	b.goEnv(t)
@@ -78,6 +81,9 @@ func TestReadOnlySandboxRunsGoTestButCannotWrite(t *testing.T) {
 // rule allowing git writes, git commit; without it the commit is refused
 // and the report says .git is read-only.
 func TestWorkspaceWorkRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a real build in the sandbox")
+	}
 	b := newBox(t)
 	goModule(t, b.ws)
 	b.goEnv(t)
@@ -124,6 +130,9 @@ func TestWorkspaceWorkRuns(t *testing.T) {
 // npm ci installs from a local tarball without the network, its cache in
 // the temp dir.
 func TestNpmCIOffline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a real build in the sandbox")
+	}
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("no npm")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/permission"
 	"github.com/fido-nvim/fido/tools/secret"
+	"github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -60,6 +61,7 @@ var bashQuietEnv = []string{
 // a command prefix when that alone lets the command run, else a rule for
 // exactly this command line; there is no blanket "allow everything".
 type BashTool struct {
+	*tools.Declared[bashParams]
 	box    *commandBox // the OS sandbox (sandboxed.go); nil: none
 	ws     *workspace.Workspace
 	p      tools.Prompter
@@ -73,6 +75,10 @@ type BashTool struct {
 // NewBashTool returns bash_exec for ws; p asks the user for approval (nil: every call is refused).
 func NewBashTool(ws *workspace.Workspace, p tools.Prompter) *BashTool {
 	t := &BashTool{ws: ws, p: p, asking: make(chan struct{}, 1), killGrace: bashKillGrace}
+	t.Declared = tools.Define(tools.Def[bashParams]{
+		Name: "bash_exec", Access: tools.Mutating, Contract: bashContract, Run: t.run,
+		Summarize: func(p bashParams) string { return text.Headline(p.Command, 80) },
+	})
 	t.asking <- struct{}{}
 	t.rules, _ = permission.OpenStore("", nil)
 	return t
@@ -94,39 +100,19 @@ var bashContract = tools.NewContract[bashParams](bashExecTemplate, tools.Vars{
 	"DefaultTimeout": bashDefaultTimeout, "MaxTimeout": bashMaxTimeout, "HeadBytes": bashHeadBytes, "TailBytes": bashTailBytes, "KeptBytes": bashHeadBytes + bashTailBytes,
 }, tools.Minimum("timeout", 1), tools.Maximum("timeout", bashMaxTimeout))
 
-func (t *BashTool) Name() string         { return "bash_exec" }
-func (t *BashTool) Description() string  { return bashContract.Description() }
-func (t *BashTool) Access() tools.Access { return tools.Mutating }
-func (t *BashTool) Parameters() json.RawMessage {
-	return bashContract.Parameters()
-}
-
-// Contract implements tools.Contracted.
-func (t *BashTool) Contract() *tools.Contract { return bashContract }
-
-func (t *BashTool) SummarizeCall(args json.RawMessage) string {
-	var p bashParams
-	_ = json.Unmarshal(args, &p)
-	return tools.OneLine(p.Command, 80)
-}
-
-func (t *BashTool) Run(ctx context.Context, inv tools.Invocation, args json.RawMessage) (tools.Result, error) {
+func (t *BashTool) run(ctx context.Context, inv tools.Invocation, p bashParams) (tools.Result, error) {
 	// The registry's guard already refuses subagents; this keeps a direct call just as safe.
 	if res, denied := tools.Guard(inv, t); denied {
 		return res, nil
 	}
-	var p bashParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("bash_exec: %v", err), nil
-	}
 	if strings.TrimSpace(p.Command) == "" {
-		return tools.ErrorResult("bash_exec: command is required"), nil
+		return tools.ErrorResult("command is required"), nil
 	}
 	timeout, note := bashDefaultTimeout, ""
 	if p.Timeout != nil {
 		switch {
 		case *p.Timeout < 1:
-			return tools.ErrorResult("bash_exec: timeout must be at least 1 second, got %d", *p.Timeout), nil
+			return tools.ErrorResult("timeout must be at least 1 second, got %d", *p.Timeout), nil
 		case *p.Timeout > bashMaxTimeout:
 			timeout, note = bashMaxTimeout, fmt.Sprintf(" (the requested %ds is above the maximum)", *p.Timeout)
 		default:

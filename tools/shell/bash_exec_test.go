@@ -1,15 +1,12 @@
 package shell
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,23 +30,6 @@ func approvedBash(t testing.TB) (*BashTool, *workspace.Workspace) {
 func runBash(t testing.TB, tool *BashTool, command string) tools.Result {
 	t.Helper()
 	return toolstest.Invoke(t, context.Background(), tool, toolstest.Main, map[string]any{"command": command, "timeout": 10})
-}
-
-// liveProcess reports whether pid exists and is not a zombie (Linux /proc).
-func liveProcess(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
-
-func requireProcFS(t *testing.T) {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("reads /proc")
-	}
 }
 
 func TestBashExecApproval(t *testing.T) {
@@ -256,7 +236,7 @@ func TestBashExecEnvironment(t *testing.T) {
 }
 
 func TestBashExecOwnSession(t *testing.T) {
-	requireProcFS(t)
+	toolstest.RequireProcFS(t)
 	tool, _ := approvedBash(t)
 	// Fields 5 and 6 of /proc/PID/stat are the process group and the session.
 	res := runBash(t, tool, `read -r -a f < /proc/$$/stat; echo "pid=$$ pgrp=${f[4]} sid=${f[5]}"`)

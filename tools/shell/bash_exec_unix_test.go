@@ -21,7 +21,7 @@ import (
 )
 
 func TestBashExecKillsProcessTree(t *testing.T) {
-	requireProcFS(t)
+	toolstest.RequireProcFS(t)
 	// The shell records its pid and the pid of a grandchild, then waits.
 	const script = `echo started; echo $$ > pids; bash -c 'sleep 30 & echo $! >> pids; wait' & sleep 30; echo never`
 	for _, tc := range []struct {
@@ -61,7 +61,7 @@ func TestBashExecKillsProcessTree(t *testing.T) {
 				return len(pids) == 2
 			}, 5*time.Second, 10*time.Millisecond)
 			for _, pid := range pids {
-				require.True(t, liveProcess(pid), "pid %d runs before the kill", pid)
+				require.True(t, toolstest.Alive(pid), "pid %d runs before the kill", pid)
 			}
 			if tc.cancel {
 				cancel()
@@ -81,7 +81,7 @@ func TestBashExecKillsProcessTree(t *testing.T) {
 			require.GreaterOrEqual(t, i, 0, res.Content)
 			assert.Equal(t, "\noutput (stdout and stderr interleaved, 8 bytes):\nstarted\n", res.Content[i:], "nothing after the kill")
 			for _, pid := range pids {
-				assert.False(t, liveProcess(pid), "pid %d is still running", pid)
+				assert.False(t, toolstest.Alive(pid), "pid %d is still running", pid)
 			}
 			assert.False(t, processGroupRunning(pids[0]), "the process group is gone")
 		})
@@ -89,7 +89,7 @@ func TestBashExecKillsProcessTree(t *testing.T) {
 }
 
 func TestBashExecStopsBackgroundProcesses(t *testing.T) {
-	requireProcFS(t)
+	toolstest.RequireProcFS(t)
 	tool, ws := approvedBash(t)
 	start := time.Now()
 	res := runBash(t, tool, `sleep 30 > /dev/null 2>&1 & echo $! > bg; echo left`)
@@ -97,21 +97,25 @@ func TestBashExecStopsBackgroundProcesses(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 	pid, err := strconv.Atoi(strings.TrimSpace(toolstest.ReadFile(t, ws, "bg")))
 	require.NoError(t, err)
-	assert.False(t, liveProcess(pid), "a background process does not outlive the command")
+	assert.False(t, toolstest.Alive(pid), "a background process does not outlive the command")
 	assert.Contains(t, res.Content, "note: processes the command left running in the background were stopped")
 }
+
+// untilEscaped waits, in the command, for the escaped process's pid file.
+const untilEscaped = `while [ ! -e escaped ]; do sleep 0.01; done; `
 
 // A process that leaves the command's session (setsid, or a daemon's double
 // fork) comes back to the host, its child subreaper, and is killed when the
 // command ends; the result says so.
 func TestBashExecKillsEscapedProcesses(t *testing.T) {
-	requireProcFS(t)
+	toolstest.RequireProcFS(t)
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("needs setsid")
 	}
 	for _, tc := range []struct{ name, command string }{
-		{"setsid", `setsid sh -c 'echo $$ > escaped; exec sleep 30' & sleep 0.2; echo main done`},
-		{"setsid double fork, output closed", `(setsid sh -c 'echo $$ > escaped; trap "" TERM; exec sleep 30' > /dev/null 2>&1 &); sleep 0.2; echo main done`},
+		// The command ends once the escaped process has written its pid.
+		{"setsid", `setsid sh -c 'echo $$ > escaped.tmp; mv escaped.tmp escaped; exec sleep 30' & ` + untilEscaped + `echo main done`},
+		{"setsid double fork, output closed", `(setsid sh -c 'echo $$ > escaped.tmp; mv escaped.tmp escaped; trap "" TERM; exec sleep 30' > /dev/null 2>&1 &); ` + untilEscaped + `echo main done`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tool, ws := approvedBash(t)
@@ -122,7 +126,7 @@ func TestBashExecKillsEscapedProcesses(t *testing.T) {
 			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 			require.False(t, res.IsError, res.Content)
 			assert.Less(t, time.Since(start), 3*time.Second)
-			assert.False(t, liveProcess(pid), "the escaped process still runs")
+			assert.False(t, toolstest.Alive(pid), "the escaped process still runs")
 			assert.Contains(t, res.Content, "was still running and was killed")
 			assert.Contains(t, res.Content, "main done\n")
 		})
@@ -133,7 +137,7 @@ func TestBashExecKillsEscapedProcesses(t *testing.T) {
 // process a running command started, at once: the group, a process ignoring
 // SIGTERM, and one that escaped with setsid.
 func TestBashExecKillProcessesAtExit(t *testing.T) {
-	requireProcFS(t)
+	toolstest.RequireProcFS(t)
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("needs setsid")
 	}
@@ -162,7 +166,7 @@ func TestBashExecKillProcessesAtExit(t *testing.T) {
 	assert.GreaterOrEqual(t, KillProcesses(), 1)
 	assert.Less(t, time.Since(start), time.Second)
 	for _, pid := range pids {
-		assert.False(t, liveProcess(pid), "pid %d still runs", pid)
+		assert.False(t, toolstest.Alive(pid), "pid %d still runs", pid)
 	}
 	select {
 	case res := <-done:

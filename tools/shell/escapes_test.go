@@ -193,6 +193,7 @@ func escapeTool(t *testing.T, c escapeCase, rule, answer string) (*BashTool, *to
 // Every line asks, with no rule and with the rule it ran under; answered
 // Deny, nothing outside the workspace changes.
 func TestBashExecEscapesAskAndDenyChangesNothing(t *testing.T) {
+	toolstest.Slow(t, "runs every line of the escape table through bash_exec")
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	for _, c := range escapeCases {
@@ -221,6 +222,7 @@ func TestBashExecEscapesAskAndDenyChangesNothing(t *testing.T) {
 // The same lines approved ("Run once") do touch the outside file: the test
 // above would see it.
 func TestBashExecEscapesReallyEscapeWhenRun(t *testing.T) {
+	toolstest.Slow(t, "runs every line of the escape table through bash_exec")
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	for _, c := range escapeCases {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 //go:embed browse_url.md
@@ -23,8 +24,16 @@ const (
 	browseChunks       = 3
 )
 
-// BrowseURLTool extracts web pages as markdown through Tavily's /extract.
-type BrowseURLTool struct{ c *tavilyClient }
+// browseURLTool extracts web pages as markdown through Tavily's /extract.
+type browseURLTool struct{ c *tavilyClient }
+
+func newBrowseURL(c *tavilyClient) tools.Tool {
+	t := &browseURLTool{c: c}
+	return tools.Define(tools.Def[browseURLParams]{
+		Name: "browse_url", Access: tools.ReadOnly, Contract: browseURLContract,
+		Run: t.run, Summarize: browseURLParams.summary,
+	})
+}
 
 type browseURLParams struct {
 	URLs  json.RawMessage `json:"urls" jsonschema:"The http(s) URLs of the pages to read, at most {{.MaxURLs}} (a single URL string is also accepted)."`
@@ -73,55 +82,36 @@ type browseResult struct {
 	Note    string          `json:"note"`
 }
 
-func (t *BrowseURLTool) Name() string        { return "browse_url" }
-func (t *BrowseURLTool) Description() string { return browseURLContract.Description() }
-
-// Access is ReadOnly: the tool changes nothing locally, so subagents may use
-// it; without a key it simply fails.
-func (t *BrowseURLTool) Access() tools.Access { return tools.ReadOnly }
-func (t *BrowseURLTool) Parameters() json.RawMessage {
-	return browseURLContract.Parameters()
-}
-
-// Contract implements tools.Contracted.
-func (t *BrowseURLTool) Contract() *tools.Contract { return browseURLContract }
-
-func (t *BrowseURLTool) SummarizeCall(args json.RawMessage) string {
-	var p browseURLParams
-	_ = json.Unmarshal(args, &p)
+func (p browseURLParams) summary() string {
 	urls, _ := parseURLList(p.URLs)
 	s := ""
 	if len(urls) > 0 {
-		s = webOneLine(urls[0], 80)
+		s = text.Shorten(text.Collapse(urls[0]), 80)
 	}
 	if len(urls) > 1 {
 		s += fmt.Sprintf(" +%d more", len(urls)-1)
 	}
 	if q := strings.TrimSpace(p.Query); q != "" {
-		s += fmt.Sprintf(" %q", webOneLine(q, 60))
+		s += fmt.Sprintf(" %q", text.Shorten(text.Collapse(q), 60))
 	}
 	return strings.TrimSpace(s)
 }
 
-func (t *BrowseURLTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
+func (t *browseURLTool) run(ctx context.Context, _ tools.Invocation, p browseURLParams) (tools.Result, error) {
 	if t.c.apiKey == "" {
-		return tools.ErrorResult("browse_url needs TAVILY_API_KEY; set it and restart Fido"), nil
-	}
-	var p browseURLParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("browse_url: %v", err), nil
+		return tools.ErrorResult("needs TAVILY_API_KEY; set it and restart Fido"), nil
 	}
 	urls, err := parseURLList(p.URLs)
 	if err != nil {
-		return tools.ErrorResult("browse_url: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	if urls, err = validateURLs(urls); err != nil {
-		return tools.ErrorResult("browse_url: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	req := tavilyExtractRequest{URLs: urls, Format: "markdown", ExtractDepth: "basic"}
 	if q := strings.TrimSpace(p.Query); q != "" {
 		if n := len([]rune(q)); n > browseMaxQuery {
-			return tools.ErrorResult("browse_url: query is %d characters; at most %d are allowed", n, browseMaxQuery), nil
+			return tools.ErrorResult("query is %d characters; at most %d are allowed", n, browseMaxQuery), nil
 		}
 		req.Query, req.ChunksPerSource = q, browseChunks
 	}
@@ -129,7 +119,7 @@ func (t *BrowseURLTool) Run(ctx context.Context, _ tools.Invocation, args json.R
 	if err := t.c.post(ctx, "/extract", req, &resp); err != nil {
 		var te *tavilyError
 		if errors.As(err, &te) {
-			return tools.ErrorResult("browse_url: %s", te.msg), nil
+			return tools.ErrorResult("%s", te.msg), nil
 		}
 		return tools.Result{}, err
 	}
@@ -143,9 +133,9 @@ func (t *BrowseURLTool) Run(ctx context.Context, _ tools.Invocation, args json.R
 		if msg == "" {
 			msg = "extraction failed"
 		}
-		out.Failed = append(out.Failed, browseFailure{URL: f.URL, Error: webOneLine(msg, 300)})
+		out.Failed = append(out.Failed, browseFailure{URL: f.URL, Error: text.Shorten(text.Collapse(msg), 300)})
 	}
-	summary := webPlural(len(out.Results), "page")
+	summary := text.Count(len(out.Results), "page", "pages")
 	if len(out.Failed) > 0 {
 		summary += fmt.Sprintf(" (%d failed)", len(out.Failed))
 	}
@@ -183,14 +173,14 @@ func validateURLs(in []string) ([]string, error) {
 			return nil, errors.New("urls contains an empty URL")
 		}
 		if len(s) > browseMaxURLLen {
-			return nil, fmt.Errorf("URL %s is longer than %d characters", webOneLine(s, 80), browseMaxURLLen)
+			return nil, fmt.Errorf("URL %s is longer than %d characters", text.Shorten(text.Collapse(s), 80), browseMaxURLLen)
 		}
 		if strings.ContainsAny(s, " \t\r\n") {
-			return nil, fmt.Errorf("URL %q contains whitespace; percent-encode it", webOneLine(s, 80))
+			return nil, fmt.Errorf("URL %q contains whitespace; percent-encode it", text.Shorten(text.Collapse(s), 80))
 		}
 		u, err := url.Parse(s)
 		if err != nil {
-			return nil, fmt.Errorf("URL %q is not valid", webOneLine(s, 80))
+			return nil, fmt.Errorf("URL %q is not valid", text.Shorten(text.Collapse(s), 80))
 		}
 		if u.User != nil {
 			u.User = nil
@@ -198,10 +188,10 @@ func validateURLs(in []string) ([]string, error) {
 		}
 		scheme := strings.ToLower(u.Scheme)
 		if scheme != "http" && scheme != "https" {
-			return nil, fmt.Errorf("URL %q must start with http:// or https://", webOneLine(s, 80))
+			return nil, fmt.Errorf("URL %q must start with http:// or https://", text.Shorten(text.Collapse(s), 80))
 		}
 		if u.Hostname() == "" {
-			return nil, fmt.Errorf("URL %q has no host", webOneLine(s, 80))
+			return nil, fmt.Errorf("URL %q has no host", text.Shorten(text.Collapse(s), 80))
 		}
 		if seen[s] {
 			continue

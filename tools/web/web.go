@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // DefaultTavilyURL is the Tavily API used when Config.BaseURL is empty.
@@ -41,12 +42,13 @@ type Config struct {
 	Timeout time.Duration
 }
 
-// NewTools returns websearch and browse_url, sharing one Tavily client.
+// Tools returns websearch and browse_url, sharing one Tavily client.
 // They are always registered so the advertised tool list does not depend on
-// configuration; a missing key is reported when a tool is called.
-func NewTools(cfg Config) []tools.Tool {
+// configuration; a missing key is reported when a tool is called. Both are
+// ReadOnly: they change nothing locally, so subagents may use them.
+func Tools(cfg Config) []tools.Tool {
 	c := newTavilyClient(cfg)
-	return []tools.Tool{&WebsearchTool{c: c}, &BrowseURLTool{c: c}}
+	return []tools.Tool{newWebsearch(c), newBrowseURL(c)}
 }
 
 // tavilyClient is a minimal JSON client for the Tavily REST API.
@@ -117,7 +119,7 @@ func (c *tavilyClient) post(ctx context.Context, path string, body, out any) err
 		return c.transportError(ctx, err)
 	}
 	if int64(len(raw)) > c.maxBytes {
-		return &tavilyError{fmt.Sprintf("the Tavily response is larger than %s and was not read", webByteSize(c.maxBytes))}
+		return &tavilyError{fmt.Sprintf("the Tavily response is larger than %s and was not read", text.Size(c.maxBytes))}
 	}
 	raw = c.redactBytes(raw)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -189,11 +191,11 @@ func tavilyDetail(body []byte) string {
 		if body[0] == '<' { // an HTML error page says nothing useful
 			return ""
 		}
-		return webOneLine(string(body), 200)
+		return text.Shorten(text.Collapse(string(body)), 200)
 	}
 	for _, raw := range []json.RawMessage{env.Detail, env.Error} {
 		if s := tavilyDetailText(raw); s != "" {
-			return webOneLine(s, 300)
+			return text.Shorten(text.Collapse(s), 300)
 		}
 	}
 	return ""
@@ -284,27 +286,4 @@ func webCut(s string, max int, what string) (string, bool) {
 	}
 	r := []rune(s)
 	return string(r[:max]) + fmt.Sprintf("\n… [%s cut at %d of %d characters]", what, max, n), true
-}
-
-// oneLine collapses whitespace and shortens s for use inside a sentence.
-func webOneLine(s string, n int) string {
-	return tools.Shorten(strings.Join(strings.Fields(s), " "), n)
-}
-
-func webByteSize(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
-// plural formats a count with a noun, e.g. "1 result", "5 results".
-func webPlural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

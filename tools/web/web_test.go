@@ -70,15 +70,13 @@ func jsonReply(status int, body string) func(http.ResponseWriter, *http.Request)
 }
 
 // webTestTools builds both web tools against baseURL.
-func webTestTools(t *testing.T, cfg Config) (*WebsearchTool, *BrowseURLTool) {
+func webTestTools(t *testing.T, cfg Config) (websearch, browseURL tools.Tool) {
 	t.Helper()
-	ts := NewTools(cfg)
+	ts := Tools(cfg)
 	require.Len(t, ts, 2)
-	ws, ok := ts[0].(*WebsearchTool)
-	require.True(t, ok)
-	bu, ok := ts[1].(*BrowseURLTool)
-	require.True(t, ok)
-	return ws, bu
+	require.Equal(t, "websearch", ts[0].Name())
+	require.Equal(t, "browse_url", ts[1].Name())
+	return ts[0], ts[1]
 }
 
 // callTool runs a tool with args (a string is sent as raw JSON).
@@ -106,14 +104,12 @@ func resultError(t *testing.T, res tools.Result) string {
 }
 
 func TestWebToolsCatalog(t *testing.T) {
-	ws, bu := webTestTools(t, Config{})
-	assert.Equal(t, DefaultTavilyURL, ws.c.baseURL)
-	assert.Same(t, ws.c, bu.c, "both tools share one client")
-	assert.Equal(t, tavilyDefaultTimeout, ws.c.timeout)
-	withSlash, _ := webTestTools(t, Config{BaseURL: " http://127.0.0.1:9/ "})
-	assert.Equal(t, "http://127.0.0.1:9", withSlash.c.baseURL)
+	c := newTavilyClient(Config{})
+	assert.Equal(t, DefaultTavilyURL, c.baseURL)
+	assert.Equal(t, tavilyDefaultTimeout, c.timeout)
+	assert.Equal(t, "http://127.0.0.1:9", newTavilyClient(Config{BaseURL: " http://127.0.0.1:9/ "}).baseURL)
 
-	reg, err := tools.NewRegistry(NewTools(Config{})...)
+	reg, err := tools.NewRegistry(Tools(Config{})...)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"browse_url", "websearch"}, reg.Names())
 	for _, tool := range reg.Tools() {
@@ -138,8 +134,8 @@ func TestWebMissingKeySendsNothing(t *testing.T) {
 		args any
 		want string
 	}{
-		{ws, map[string]any{"query": "golang"}, "websearch needs TAVILY_API_KEY; set it and restart Fido"},
-		{bu, map[string]any{"urls": "https://go.dev"}, "browse_url needs TAVILY_API_KEY; set it and restart Fido"},
+		{ws, map[string]any{"query": "golang"}, "websearch: needs TAVILY_API_KEY; set it and restart Fido"},
+		{bu, map[string]any{"urls": "https://go.dev"}, "browse_url: needs TAVILY_API_KEY; set it and restart Fido"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool.Name(), func(t *testing.T) {
@@ -364,8 +360,9 @@ func TestWebTransportFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := newFakeTavily(t, tt.reply)
-			_, bu := webTestTools(t, Config{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
-			bu.c.maxBytes = 1024
+			c := newTavilyClient(Config{BaseURL: fake.srv.URL, APIKey: testTavilyKey})
+			c.maxBytes = 1024
+			bu := newBrowseURL(c)
 			res, err := callTool(t, context.Background(), bu, map[string]any{"urls": "https://x.test"})
 			require.NoError(t, err)
 			assert.True(t, res.IsError)
@@ -556,7 +553,8 @@ func TestBrowseURLRejectsBadURLs(t *testing.T) {
 }
 
 func TestWebSummarizeCall(t *testing.T) {
-	ws, bu := webTestTools(t, Config{})
+	websearch, browseURL := webTestTools(t, Config{})
+	ws, bu := websearch.(tools.CallSummarizer), browseURL.(tools.CallSummarizer)
 	tests := []struct {
 		tool tools.CallSummarizer
 		args string

@@ -3,12 +3,12 @@ package web
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 //go:embed websearch.md
@@ -32,8 +32,16 @@ var (
 	}
 )
 
-// WebsearchTool searches the web through Tavily's /search.
-type WebsearchTool struct{ c *tavilyClient }
+// websearchTool searches the web through Tavily's /search.
+type websearchTool struct{ c *tavilyClient }
+
+func newWebsearch(c *tavilyClient) tools.Tool {
+	t := &websearchTool{c: c}
+	return tools.Define(tools.Def[websearchParams]{
+		Name: "websearch", Access: tools.ReadOnly, Contract: websearchContract,
+		Run: t.run, Summarize: websearchParams.summary,
+	})
+}
 
 type websearchParams struct {
 	Query          string   `json:"query" jsonschema:"What to search for, as a natural-language question or keywords."`
@@ -88,23 +96,8 @@ type websearchResult struct {
 	Note    string         `json:"note"`
 }
 
-func (t *WebsearchTool) Name() string        { return "websearch" }
-func (t *WebsearchTool) Description() string { return websearchContract.Description() }
-
-// Access is ReadOnly: the tool changes nothing locally, so subagents may use
-// it; without a key it simply fails.
-func (t *WebsearchTool) Access() tools.Access { return tools.ReadOnly }
-func (t *WebsearchTool) Parameters() json.RawMessage {
-	return websearchContract.Parameters()
-}
-
-// Contract implements tools.Contracted.
-func (t *WebsearchTool) Contract() *tools.Contract { return websearchContract }
-
-func (t *WebsearchTool) SummarizeCall(args json.RawMessage) string {
-	var p websearchParams
-	_ = json.Unmarshal(args, &p)
-	s := fmt.Sprintf("%q", webOneLine(p.Query, 80))
+func (p websearchParams) summary() string {
+	s := fmt.Sprintf("%q", text.Shorten(text.Collapse(p.Query), 80))
 	var extra []string
 	for _, e := range []string{p.Topic, p.TimeRange} {
 		if e != "" && e != "general" {
@@ -117,23 +110,19 @@ func (t *WebsearchTool) SummarizeCall(args json.RawMessage) string {
 	return s
 }
 
-func (t *WebsearchTool) Run(ctx context.Context, _ tools.Invocation, args json.RawMessage) (tools.Result, error) {
+func (t *websearchTool) run(ctx context.Context, _ tools.Invocation, p websearchParams) (tools.Result, error) {
 	if t.c.apiKey == "" {
-		return tools.ErrorResult("websearch needs TAVILY_API_KEY; set it and restart Fido"), nil
-	}
-	var p websearchParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
-		return tools.ErrorResult("websearch: %v", err), nil
+		return tools.ErrorResult("needs TAVILY_API_KEY; set it and restart Fido"), nil
 	}
 	req, err := p.request()
 	if err != nil {
-		return tools.ErrorResult("websearch: %v", err), nil
+		return tools.ErrorResult("%v", err), nil
 	}
 	var resp tavilySearchResponse
 	if err := t.c.post(ctx, "/search", req, &resp); err != nil {
 		var te *tavilyError
 		if errors.As(err, &te) {
-			return tools.ErrorResult("websearch: %s", te.msg), nil
+			return tools.ErrorResult("%s", te.msg), nil
 		}
 		return tools.Result{}, err
 	}
@@ -148,7 +137,7 @@ func (t *WebsearchTool) Run(ctx context.Context, _ tools.Invocation, args json.R
 			Score:   float64(r.Score),
 		})
 	}
-	summary := webPlural(len(out.Results), "result")
+	summary := text.Count(len(out.Results), "result", "results")
 	if len(out.Results) == 0 {
 		summary = "no results"
 	}

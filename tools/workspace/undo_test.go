@@ -86,6 +86,9 @@ func TestUndoLogDiskSizeIsTrulyBounded(t *testing.T) {
 // A patch's log work does not grow with the log: only its own entry is
 // written. (The one-file log rewrote everything: ~220 ms a patch when full.)
 func TestUndoLogRecordCostDoesNotGrowWithTheLog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: fills the undo log to measure its cost")
+	}
 	full, err := OpenUndoLog(filepath.Join(t.TempDir(), "undo.json"))
 	require.NoError(t, err)
 	empty, err := OpenUndoLog(filepath.Join(t.TempDir(), "undo.json"))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fido-nvim/fido/tools"
 	"github.com/fido-nvim/fido/tools/confined"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // Workspace is what the workspace tools share: the sandboxed root, the
@@ -139,7 +140,7 @@ var rootOps = map[string]string{
 
 // ErrorText words an OS error about a workspace path for the model.
 func ErrorText(ws *Workspace, abs string, err error) string {
-	rel := tools.Shorten(ws.Sandbox.Rel(abs), 200) // a refused over-long path is not echoed whole
+	rel := text.Shorten(ws.Sandbox.Rel(abs), 200) // a refused over-long path is not echoed whole
 	switch {
 	case os.IsNotExist(err):
 		return fmt.Sprintf("%s does not exist", rel)
