@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -73,33 +72,7 @@ func Tools(ws *workspace.Workspace) []tools.Tool {
 	}
 }
 
-// servers returns the editor's language servers, or the error result.
-func servers(ws *workspace.Workspace, name string) (tools.LanguageServers, *tools.Result) {
-	if ls, ok := ws.Editor.(tools.LanguageServers); ok {
-		return ls, nil
-	}
-	res := tools.ErrorResult("%s: no editor with language servers is connected (Fido uses Neovim's LSP client)", name)
-	return nil, &res
-}
-
-// ask runs q and turns failures into results: nil result means ans is good.
-func ask(ctx context.Context, ls tools.LanguageServers, name string, q tools.LSPQuery) (tools.LSPAnswer, *tools.Result, error) {
-	ans, err := ls.LSPQuery(ctx, q)
-	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-			return ans, nil, err
-		}
-		res := tools.ErrorResult("%s: %v", name, err)
-		return ans, &res, nil
-	}
-	if ans.Error != "" {
-		res := tools.ErrorResult("%s: %s", name, ans.Error)
-		return ans, &res, nil
-	}
-	return ans, nil, nil
-}
-
-func formatLocation(root string, l tools.Location) string {
+func formatLocation(root string, l location) string {
 	p := display(root, l.Path)
 	s := fmt.Sprintf("%s:%d:%d", p, l.Line, l.Col)
 	if p == l.Path {
@@ -214,17 +187,18 @@ func (t *positionTool) Run(ctx context.Context, _ tools.Invocation, args json.Ra
 	if fail != nil {
 		return *fail, nil
 	}
-	q := tools.LSPQuery{Method: t.method, Path: abs, Line: p.Line, Symbol: strings.TrimSpace(p.Symbol), Limit: limit}
-	if p.Column != nil {
-		q.Column = *p.Column
+	symbol := strings.TrimSpace(p.Symbol)
+	pos, fail := place(t.ws, t.name, abs, p.Line, p.Column, symbol)
+	if fail != nil {
+		return *fail, nil
 	}
-	ans, fail, err := ask(ctx, ls, t.name, q)
+	ans, fail, err := ask(ctx, t.ws, ls, t.name, tools.LSPQuery{Method: t.method, Path: abs, Position: &pos})
 	if fail != nil || err != nil {
 		return result(fail), err
 	}
 	where := fmt.Sprintf("%s:%d", t.ws.Sandbox.Rel(abs), p.Line)
-	if q.Symbol != "" {
-		where = q.Symbol + " at " + where
+	if symbol != "" {
+		where = symbol + " at " + where
 	}
 	if t.method == tools.LSPHover {
 		text := strings.TrimSpace(ans.Hover)
@@ -313,7 +287,7 @@ func (t *symbolsTool) Run(ctx context.Context, _ tools.Invocation, args json.Raw
 	if fail != nil {
 		return *fail, nil
 	}
-	ans, fail, err := ask(ctx, ls, t.Name(), tools.LSPQuery{Method: tools.LSPSymbols, Query: strings.TrimSpace(p.Query), Limit: limit})
+	ans, fail, err := ask(ctx, t.ws, ls, t.Name(), tools.LSPQuery{Method: tools.LSPSymbols, Query: strings.TrimSpace(p.Query)})
 	if fail != nil || err != nil {
 		return result(fail), err
 	}
@@ -386,7 +360,7 @@ func (t *diagnosticsTool) Run(ctx context.Context, _ tools.Invocation, args json
 	if fail != nil {
 		return *fail, nil
 	}
-	ans, fail, err := ask(ctx, ls, t.Name(), q)
+	ans, fail, err := ask(ctx, t.ws, ls, t.Name(), q)
 	if fail != nil || err != nil {
 		return result(fail), err
 	}
