@@ -14,6 +14,89 @@ import (
 	"github.com/fido-nvim/fido/nvim/nvimtest"
 )
 
+// luaLayers places every module of lua/fido in a layer (STYLE.md, Lua): a
+// module requires only modules of its own layer or below, never one above,
+// and the graph has no cycle. Leaves require nothing of Fido's; entry points
+// (what Neovim or the user calls: :checkhealth, user commands, 'omnifunc')
+// are required by nobody. A new module gets a line here.
+var luaLayers = map[string]int{
+	// 0: leaves, knowing nothing of Fido's other modules.
+	"fido.config": 0, "fido.highlights": 0, "fido.events": 0, "fido.status": 0, "fido.mcp": 0,
+	"fido.lualine": 0, "fido.windows": 0, "fido.questionwin": 0, "fido.expert": 0,
+	"fido.lsp.clients": 0, "fido.lsp.buffers": 0,
+	// 1: the Go job, mentions and what the editor knows, the language
+	// servers, surfaces that need only those.
+	"fido.host": 1, "fido.mentions": 1, "fido.context": 1, "fido.slash": 1,
+	"fido.lsp": 1, "fido.lsp.diagnostics": 1, "fido.lsp.queries": 1, "fido.lsp.edits": 1,
+	"fido.planwin": 1, "fido.activity": 1, "fido.permissions": 1, "fido.review": 1,
+	// 2: the questions and the sidebar.
+	"fido.questions": 2, "fido.turn": 2, "fido.layout": 2,
+	// 3: what Go calls, and the statuslines it drives.
+	"fido.statusline": 3, "fido.bridge": 3,
+	// 4: the public API.
+	"fido": 4,
+	// 5: entry points.
+	"fido.health": 5, "fido.commands": 5, "fido.complete": 5,
+}
+
+var luaLeaves = []string{"fido.config", "fido.highlights", "fido.events"}
+
+var luaEntryPoints = []string{"fido.health", "fido.commands", "fido.complete"}
+
+// The Lua modules form a DAG of layers, with every require at the top of
+// its module (a require hidden in a function to dodge a cycle is a cycle).
+func TestLuaModulesFormLayers(t *testing.T) {
+	mods := readLuaModules(t, filepath.Join(nvimtest.RepoRoot(t), "lua"))
+	require.NotEmpty(t, mods)
+	graph := map[string][]string{}
+	for name, m := range mods {
+		rank, placed := luaLayers[name]
+		assert.True(t, placed, "%s has no layer in luaLayers", name)
+		for _, r := range m.requires {
+			if r.module == computed {
+				t.Errorf("%s:%d: require of a computed name", m.path, r.line)
+				continue
+			}
+			graph[name] = append(graph[name], r.module)
+			if _, ok := mods[r.module]; !ok {
+				t.Errorf("%s:%d requires %s, which does not exist", m.path, r.line, r.module)
+			}
+			if !r.topLevel {
+				t.Errorf("%s:%d: %s is required inside a function or block, not at the top of the module", m.path, r.line, r.module)
+			}
+			if other, ok := luaLayers[r.module]; ok && placed && other > rank {
+				t.Errorf("%s (layer %d) requires %s (layer %d, above it)", name, rank, r.module, other)
+			}
+		}
+	}
+	for _, leaf := range luaLeaves {
+		assert.Empty(t, graph[leaf], "the leaf %s requires Fido's modules", leaf)
+	}
+	for _, e := range luaEntryPoints {
+		for from, tos := range graph {
+			assert.NotContains(t, tos, e, "%s requires the entry point %s", from, e)
+		}
+	}
+	edges, hidden := 0, 0
+	for _, m := range mods {
+		for _, r := range m.requires {
+			edges++
+			if !r.topLevel {
+				hidden++
+			}
+		}
+	}
+	cycles := luaCycles(graph)
+	largest := 0
+	if len(cycles) > 0 {
+		largest = len(cycles[0])
+	}
+	t.Logf("%d modules, %d requires of Fido's modules (%d not at the top), largest cycle: %d modules", len(mods), edges, hidden, largest)
+	for _, c := range cycles {
+		t.Errorf("a require cycle runs through these %d modules: %s", len(c), strings.Join(c, ", "))
+	}
+}
+
 // Lua reads no file itself (STYLE.md): what a language server names is read
 // by Go through its confined readers; Neovim loads buffers, and the Lua
 // reads them through the API. The host's own log is the one file Lua opens,

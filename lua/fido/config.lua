@@ -206,6 +206,34 @@ local questions_schema = {
   },
 }
 
+-- Adds a message to errs for each malformed mcp.servers entry.
+local function check_servers(servers, errs)
+  if type(servers) ~= "table" then
+    return
+  end
+  for name, s in pairs(servers) do
+    local where = "mcp.servers." .. tostring(name)
+    if type(name) ~= "string" then
+      table.insert(errs, "mcp.servers keys must be server names")
+    elseif type(s) ~= "table" then
+      table.insert(errs, where .. " must be a table")
+    elseif (s.command == nil) == (s.url == nil) then
+      table.insert(errs, where .. " needs a command or a url (one of them)")
+    else
+      for _, k in ipairs({ "command", "url", "cwd" }) do
+        if s[k] ~= nil and type(s[k]) ~= "string" then
+          table.insert(errs, where .. "." .. k .. " must be a string")
+        end
+      end
+      for _, k in ipairs({ "args", "env", "headers" }) do
+        if s[k] ~= nil and type(s[k]) ~= "table" then
+          table.insert(errs, where .. "." .. k .. " must be a table")
+        end
+      end
+    end
+  end
+end
+
 local function check(prefix, tbl, sch, errs)
   for key, value in pairs(tbl) do
     local s = sch[key]
@@ -244,7 +272,7 @@ function M.resolve(opts)
   end
   if type(opts.mcp) == "table" then
     check("mcp.", opts.mcp, mcp_schema, errs)
-    require("fido.mcp").check_servers(opts.mcp.servers, errs)
+    check_servers(opts.mcp.servers, errs)
   end
   if type(opts.review) == "table" then
     check("review.", opts.review, { keymaps = { { "table" } } }, errs)
