@@ -11,6 +11,8 @@ local turn = require("fido.turn")
 
 --- Merges opts into the defaults (validated: a wrong type or an unknown
 --- option is reported and the previous configuration is kept).
+---@param opts? fido.Config
+---@return boolean ok
 function M.setup(opts)
   local err = config.set(opts)
   if err then
