@@ -157,24 +157,28 @@ func plainJSON(v any) any {
 	return v
 }
 
-// LSPQuery asks the language servers attached in Neovim (vim.lsp).
-func (e *Editor) LSPQuery(ctx context.Context, q tools.LSPQuery) (tools.LSPAnswer, error) {
+// LSPQuery asks the language servers attached in Neovim (vim.lsp). Lua
+// sends the request and passes the servers' answers up as they came; the
+// tools read them (tools/lsp).
+func (e *Editor) LSPQuery(ctx context.Context, q tools.LSPQuery) (tools.LSPReply, error) {
 	if q.Path != "" {
 		abs, err := filepath.Abs(q.Path)
 		if err != nil {
-			return tools.LSPAnswer{}, err
+			return tools.LSPReply{}, err
 		}
 		q.Path = abs
 	}
-	arg := map[string]any{"method": q.Method, "path": q.Path, "line": q.Line, "column": q.Column,
-		"symbol": q.Symbol, "query": q.Query, "limit": q.Limit}
-	var ans tools.LSPAnswer
-	_, err := e.lspCall(ctx, "query", arg, &ans)
+	arg := map[string]any{"method": q.Method, "path": q.Path, "query": q.Query}
+	if p := q.Position; p != nil {
+		arg["position"] = map[string]any{"line": p.Line, "utf-8": p.UTF8, "utf-16": p.UTF16, "utf-32": p.UTF32}
+	}
+	var rep tools.LSPReply
+	_, err := e.lspCall(ctx, "query", arg, &rep)
 	var refusal *lspRefusal
 	if errors.As(err, &refusal) {
-		return tools.LSPAnswer{Error: refusal.msg}, nil
+		return tools.LSPReply{Error: refusal.msg}, nil
 	}
-	return ans, err
+	return rep, err
 }
 
 // WatchDiagnostics records the LSP diagnostics of paths before a change.

@@ -1,6 +1,7 @@
 package nvim
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,13 +33,15 @@ func TestLSPCallsRouting(t *testing.T) {
 }
 
 func TestDecodeLSP(t *testing.T) {
-	var ans tools.LSPAnswer
+	var rep tools.LSPReply
 	require.NoError(t, decodeLSP(map[string]any{
-		"server": []byte("gopls"), "total": int64(2),
-		"locations": []any{map[string]any{"path": "/w/a.go", "line": int64(3), "col": int64(6), "text": "func a()"}},
-		"symbols":   []any{}, // Lua's {}
-	}, &ans))
-	assert.Equal(t, tools.LSPAnswer{Server: "gopls", Total: 2, Locations: []tools.Location{{Path: "/w/a.go", Line: 3, Col: 6, Text: "func a()"}}}, ans)
+		"server": []byte("gopls"), "timeout_ms": int64(5000),
+		"results": []any{map[string]any{"server": "gopls", "encoding": "utf-16",
+			"result": []any{map[string]any{"uri": []byte("file:///w/a.go"), "range": map[string]any{"start": map[string]any{"line": int64(2), "character": int64(5)}}}}}},
+		"files": []any{}, // Lua's {}
+	}, &rep))
+	assert.Equal(t, tools.LSPReply{Server: "gopls", TimeoutMS: 5000, Results: []tools.LSPResult{{Server: "gopls", Encoding: "utf-16",
+		Result: json.RawMessage(`[{"range":{"start":{"character":5,"line":2}},"uri":"file:///w/a.go"}]`)}}}, rep)
 	var w struct {
 		Files []tools.FileDiagnostics `json:"files"`
 	}
@@ -47,8 +50,8 @@ func TestDecodeLSP(t *testing.T) {
 }
 
 // fido.lsp without any language server: a clear error naming the file type,
-// the hidden buffer it loaded is given back; position helpers count UTF-16
-// units; on Neovim 0.7 every entry point says it needs 0.8.
+// the hidden buffer it loaded is given back; a query takes the position the
+// host computed; on Neovim 0.7 every entry point says it needs 0.8.
 func TestLuaLSPWithoutServer(t *testing.T) {
 	n := nvimtest.Start(t, nvimtest.Options{})
 	path := filepath.Join(n.Dir, "notes.txt")
@@ -57,7 +60,8 @@ func TestLuaLSPWithoutServer(t *testing.T) {
 	require.NoError(t, n.RegisterHandler("fido_lsp", func(id int, res map[string]any) { got <- res }))
 	var started map[string]any
 	n.Lua(t, &started, `local chan, path = ...
-return require("fido.lsp").query(chan, 1, { method = "definition", path = path, line = 1, symbol = "beta" })`, n.ChannelID(), path)
+return require("fido.lsp").query(chan, 1, { method = "definition", path = path,
+  position = { line = 0, ["utf-8"] = 6, ["utf-16"] = 6, ["utf-32"] = 6 } })`, n.ChannelID(), path)
 	if !n.Bool(t, `vim.fn.has("nvim-0.8") == 1`) {
 		assert.Contains(t, started["error"], "need Neovim 0.8 or later")
 		n.Lua(t, &started, `return require("fido.lsp").watch(1, 2, { ... })`, path)
@@ -73,16 +77,11 @@ return require("fido.lsp").query(chan, 1, { method = "definition", path = path, 
 	}
 	assert.True(t, n.Bool(t, `vim.fn.bufnr(...) == -1`, path), "the hidden buffer is wiped again")
 
-	// A symbol that is not on the line.
+	// A missing file, an unknown query.
 	n.Lua(t, nil, `local chan, path = ...
-require("fido.lsp").query(chan, 2, { method = "hover", path = path, line = 1, symbol = "alp" })`, n.ChannelID(), path)
+require("fido.lsp").query(chan, 2, { method = "hover", path = path .. ".gone", position = { line = 0 } })`, n.ChannelID(), path)
 	res := <-got
-	assert.Equal(t, `"alp" does not occur as a whole word on line 1: alpha beta`, res["error"])
-
-	var pos []int
-	n.Lua(t, &pos, `local l = require("fido.lsp")
-local line = "a😀é b"
-return { l._units_of(line, 5, "utf-16"), l._units_of(line, 5, "utf-32"), l._units_of(line, 5, "utf-8"),
-  l._byte_of(line, 3, "utf-16"), l._byte_of(line, 2, "utf-32"), l._find_symbol("xb b_c b", "b") }`)
-	assert.Equal(t, []int{3, 2, 5, 5, 5, 8}, pos)
+	assert.Equal(t, "cannot read "+path+".gone (missing, unreadable, not a regular file or too large)", res["error"])
+	n.Lua(t, &started, `return require("fido.lsp").query(1, 3, { method = "rename" })`)
+	assert.Equal(t, "unknown LSP query rename", started["error"])
 }

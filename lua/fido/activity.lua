@@ -6,6 +6,8 @@
 local M = {}
 
 local api = vim.api
+local highlights = require("fido.highlights")
+local windows = require("fido.windows")
 local has_winbar = vim.fn.exists("+winbar") == 1
 
 local state = {
@@ -19,12 +21,8 @@ local state = {
 
 -- The transcript window, or nil when the layout is not open.
 local function transcript_win()
-  local ok, layout = pcall(require, "fido.layout")
-  if not ok or type(layout) ~= "table" or type(layout.transcript_win) ~= "function" then
-    return nil
-  end
-  local ok2, w = pcall(layout.transcript_win)
-  if ok2 and type(w) == "number" and w > 0 and api.nvim_win_is_valid(w) then
+  local w = windows.transcript_win()
+  if w and api.nvim_win_is_valid(w) then
     return w
   end
   return nil
@@ -259,9 +257,7 @@ function M.uses_winbar()
   return has_winbar
 end
 
-pcall(function()
-  require("fido.highlights").setup()
-end)
+highlights.setup()
 
 -- Keep the bar fitted to the transcript window (and the 0.7 float on its
 -- top row). WinScrolled also fires when a window is resized before 0.9,

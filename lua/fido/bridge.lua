@@ -4,21 +4,18 @@
 local M = {}
 
 local api = vim.api
+local activity = require("fido.activity")
+local events = require("fido.events")
+local highlights = require("fido.highlights")
 local layout = require("fido.layout")
+local planwin = require("fido.planwin")
+local questions = require("fido.questions")
+local status = require("fido.status")
 
 local ns = api.nvim_create_namespace("fido_transcript")
 M.ns = ns
 
-local state = {
-  status = {
-    state = "idle",
-    model = "",
-    reasoning = "",
-    usage = { calls = 0, input = 0, output = 0, cache_read = 0, cost = 0 },
-    subagent_usage = { calls = 0, input = 0, output = 0, cache_read = 0, cost = 0 },
-    flushes = 0,
-  },
-}
+local state = {}
 
 local function nilify(v)
   if v == vim.NIL then
@@ -27,13 +24,11 @@ local function nilify(v)
   return v
 end
 
--- Loaded with the first batch (the host's start), so keystrokes are counted
--- before any question arrives (see fido.questions' quiet second).
-require("fido.questions")
-
 -- Every group, transcript ones included, lives in fido.highlights (which
--- also re-applies them on ColorScheme).
-require("fido.highlights").setup()
+-- also re-applies them on ColorScheme). fido.questions, loaded with the
+-- first batch (the host's start), counts keystrokes before any question
+-- arrives (see its quiet second).
+highlights.setup()
 
 local function mark(buf, row, len, group)
   if group and group ~= "" and len > 0 then
@@ -104,13 +99,12 @@ local function apply_transcript(ops)
   return false
 end
 
-local function call_module(name, payload)
-  local ok, mod = pcall(require, name)
-  if ok and type(mod) == "table" and type(mod.apply) == "function" then
-    local ok2, err = pcall(mod.apply, payload)
-    if not ok2 then
-      vim.notify("Fido: " .. name .. ": " .. tostring(err), vim.log.levels.ERROR, { title = "Fido" })
-    end
+-- Puts a surface's payload on screen; a failure is said, not raised (the
+-- rest of the batch still applies).
+local function apply_to(name, apply, payload)
+  local ok, err = pcall(apply, payload)
+  if not ok then
+    vim.notify("Fido: " .. name .. ": " .. tostring(err), vim.log.levels.ERROR, { title = "Fido" })
   end
 end
 
@@ -124,7 +118,7 @@ local function fire(name, data)
     data = { plan = nilify(data.plan) }
   end
   vim.schedule(function()
-    require("fido.events").fire(name, data)
+    events.fire(name, data)
     if name == "FidoTurnDone" and layout.transcript_win() == nil and layout.input_win() == nil then
       vim.notify("Fido: the turn is done (:Fido shows it)", vim.log.levels.INFO, { title = "Fido" })
     end
@@ -140,23 +134,22 @@ function M.apply(batch)
   end
   if batch.plan_state and batch.plan_state ~= vim.NIL then
     state.plan = nilify(batch.plan_state.plan)
-    state.status.plan = state.plan
+    status.get().plan = state.plan
   end
   if batch.status and batch.status ~= vim.NIL then
     local st = batch.status
     st.plan = state.plan
     st.subagent = nilify(st.subagent)
-    state.status = st
-    require("fido").status_changed(st)
+    status.set(st)
   end
   if type(batch.flushes) == "number" then
-    state.status.flushes = batch.flushes
+    status.get().flushes = batch.flushes
   end
   if batch.plan ~= nil and batch.plan ~= vim.NIL then
-    call_module("fido.planwin", batch.plan)
+    apply_to("fido.planwin", planwin.apply, batch.plan)
   end
   if batch.activity ~= nil and batch.activity ~= vim.NIL then
-    call_module("fido.activity", batch.activity)
+    apply_to("fido.activity", activity.apply, batch.activity)
   end
   if batch.quit == true then
     layout.close()
@@ -170,18 +163,6 @@ function M.apply(batch)
   return resync
 end
 
---- The host is gone: whatever ran is over.
-function M.host_exited()
-  state.status.state = "idle"
-  state.status.subagent = nil
-  require("fido").status_changed(state.status)
-end
-
---- The last status snapshot.
-function M.status()
-  return state.status
-end
-
 -- Every question goes through fido.questions' queue (see there): it opens
 -- only when the editor is free, one at a time, and Fido (not the picker)
 -- tracks whether it was answered.
@@ -189,7 +170,7 @@ end
 --- Shows vim.ui.select; answers the 1-based index (nil when dismissed).
 function M.select(id, prompt, items)
   vim.schedule(function()
-    require("fido.questions").push({ id = id, kind = "select", prompt = prompt, items = items })
+    questions.push({ id = id, kind = "select", prompt = prompt, items = items })
   end)
 end
 
@@ -211,21 +192,21 @@ function M.question(id, q)
     call = nilify(q.call) or "",
   }
   vim.schedule(function()
-    require("fido.questions").push(push)
+    questions.push(push)
   end)
 end
 
 --- Shows vim.ui.input; answers the text (nil when dismissed).
 function M.input(id, prompt, default)
   vim.schedule(function()
-    require("fido.questions").push({ id = id, kind = "input", prompt = prompt, default = default })
+    questions.push({ id = id, kind = "input", prompt = prompt, default = default })
   end)
 end
 
 --- Shows the ask_an_expert float; answers the pasted text (nil when cancelled).
 function M.expert(id, question)
   vim.schedule(function()
-    require("fido.questions").push({ id = id, kind = "expert", prompt = question })
+    questions.push({ id = id, kind = "expert", prompt = question })
   end)
 end
 
@@ -233,7 +214,7 @@ end
 --- answer is dropped.
 function M.dismiss(id)
   vim.schedule(function()
-    require("fido.questions").dismiss(id)
+    questions.dismiss(id)
   end)
 end
 

@@ -2,19 +2,22 @@
 -- the start of the input, "@path" mentions anywhere.
 local M = {}
 
+local mentions = require("fido.mentions")
+local slash = require("fido.slash")
+
 local function candidates(base)
   if base:sub(1, 1) == "@" then
-    return require("fido.mentions").complete(base)
+    return mentions.complete(base)
   end
   if base:sub(1, 1) == "/" then
     local out, seen = {}, {}
-    for _, c in ipairs(require("fido.commands").slash) do
+    for _, c in ipairs(slash.names) do
       if c:sub(1, #base) == base then
         seen[c] = true
         table.insert(out, c)
       end
     end
-    for _, c in ipairs(require("fido.commands").all()) do
+    for _, c in ipairs(slash.all()) do
       if not seen[c.name] and c.name:sub(1, #base) == base then
         table.insert(out, { word = c.name, menu = c.args, info = c.help })
       end

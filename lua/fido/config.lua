@@ -1,6 +1,82 @@
 -- Fido's options: typed defaults, merged and validated by setup().
 local M = {}
 
+---@alias fido.Layout "right"|"left"|"bottom"|"tab"
+---@alias fido.Reasoning "minimal"|"low"|"medium"|"high"
+
+--- The plan float.
+---@class fido.PlanConfig
+---@field min_width? number below this many columns the plan is a full-width overlay (default 60)
+---@field width? number share of the columns the float takes, 0 to 1 (default 0.35)
+---@field auto_show? boolean show the float when the plan changes (default true)
+
+--- :FidoReview's buffer-local keymaps; false disables one.
+---@class fido.ReviewKeymaps
+---@field hunk? string|false revert the hunk under the cursor (default "gr")
+---@field file? string|false revert the whole file (default "gR")
+---@field close? string|false close the review (default "q")
+
+---@class fido.ReviewConfig
+---@field keymaps? fido.ReviewKeymaps
+
+--- Approvals and questions.
+---@class fido.QuestionsConfig
+---@field ui? "auto"|"fido"|"select" "auto" asks in Fido's own window whatever has something to show (a command, a diff) and everything when vim.ui.select is Neovim's default; "fido" always; "select" through vim.ui.select
+---@field key? string|false the key (normal mode, Fido's input and transcript) that opens the waiting question (default "ga"; false: none)
+
+--- Neovim's LSP client (0.8+): the diagnostics an edit introduced, and the lsp_* tools.
+---@class fido.LspConfig
+---@field diagnostics? boolean report the errors and warnings an edit introduced (default true)
+---@field wait_ms? integer how long to wait for a server's diagnostics after an edit (default 2000)
+---@field request_timeout_ms? integer how long an lsp_* tool waits for the servers (default 5000)
+
+--- One MCP server: a command (stdio) or a url (HTTP).
+---@class fido.McpServer
+---@field command? string
+---@field args? string[]
+---@field env? table<string, string>
+---@field cwd? string
+---@field url? string
+---@field headers? table<string, string>
+
+---@class fido.McpConfig
+---@field servers? table<string, fido.McpServer> by name
+---@field auto_approve? string[] tools called without a question: "server/tool" or "server/*"
+---@field start_timeout_ms? integer how long the tool list waits for servers still starting (default 5000)
+---@field call_timeout_ms? integer how long one MCP tool call may take (default 60000)
+
+--- Command rules for bash_exec: the words a command starts with ("exact …" for a whole command).
+---@class fido.PermissionsConfig
+---@field allow? string[] run without a question
+---@field deny? string[] refused
+
+--- Fido's options (every one optional in setup()).
+---@class fido.Config
+---@field binary? string path of the fido binary; default: <plugin>/bin/fido, then fido on PATH
+---@field root? string workspace root; default: the current directory when the session starts
+---@field model? string the model id (FIDO_MODEL)
+---@field base_url? string an OpenAI-compatible endpoint (FIDO_BASE_URL; default OpenRouter's)
+---@field api_key? string OPENROUTER_API_KEY (the environment variable is preferred)
+---@field api_key_cmd? string[] command printing the key, e.g. { "pass", "show", "openrouter" }
+---@field tavily_api_key_cmd? string[] the same for TAVILY_API_KEY
+---@field reasoning? fido.Reasoning the reasoning effort (default: the model's)
+---@field edits? "auto"|"review" auto: Fido's file changes apply at once; review: each is shown and asked first
+---@field layout? fido.Layout where the sidebar opens (default "right")
+---@field width? number share of the columns (right/left) or lines (bottom), or a count of them (default 0.4)
+---@field input_height? integer lines of the input window (default 3)
+---@field plan? fido.PlanConfig
+---@field review? fido.ReviewConfig
+---@field questions? fido.QuestionsConfig
+---@field lsp? fido.LspConfig
+---@field log_file? string default: fido.log under stdpath("log") (0.8+) or stdpath("cache")
+---@field mcp? fido.McpConfig
+---@field idle_timeout_ms? integer a model stream with no data for this long fails (FIDO_IDLE_TIMEOUT; default 120000)
+---@field models? string[] model ids listed first by /model, e.g. { "anthropic/claude-sonnet-4.5" }
+---@field permissions? fido.PermissionsConfig
+---@field sandbox? "off"|"ask"|"auto" the OS sandbox for commands: "ask" runs them sandboxed and asks as before, "auto" runs what the sandbox makes harmless unasked, "off" none (FIDO_SANDBOX)
+---@field resume? "last"|"new" "last" continues the workspace's newest saved conversation, "new" starts afresh (FIDO_RESUME)
+
+---@type fido.Config
 M.defaults = {
   binary = nil, -- path of the fido binary; default: <plugin>/bin/fido, then fido on PATH
   root = nil, -- workspace root; default: the current directory when the session starts
@@ -216,6 +292,34 @@ local questions_schema = {
   },
 }
 
+-- Adds a message to errs for each malformed mcp.servers entry.
+local function check_servers(servers, errs)
+  if type(servers) ~= "table" then
+    return
+  end
+  for name, s in pairs(servers) do
+    local where = "mcp.servers." .. tostring(name)
+    if type(name) ~= "string" then
+      table.insert(errs, "mcp.servers keys must be server names")
+    elseif type(s) ~= "table" then
+      table.insert(errs, where .. " must be a table")
+    elseif (s.command == nil) == (s.url == nil) then
+      table.insert(errs, where .. " needs a command or a url (one of them)")
+    else
+      for _, k in ipairs({ "command", "url", "cwd" }) do
+        if s[k] ~= nil and type(s[k]) ~= "string" then
+          table.insert(errs, where .. "." .. k .. " must be a string")
+        end
+      end
+      for _, k in ipairs({ "args", "env", "headers" }) do
+        if s[k] ~= nil and type(s[k]) ~= "table" then
+          table.insert(errs, where .. "." .. k .. " must be a table")
+        end
+      end
+    end
+  end
+end
+
 local function check(prefix, tbl, sch, errs)
   for key, value in pairs(tbl) do
     local s = sch[key]
@@ -242,6 +346,8 @@ end
 
 --- Validates opts (a partial table) and returns the merged config, or nil
 --- and a message listing every problem.
+---@param opts? fido.Config
+---@return fido.Config?, string?
 function M.resolve(opts)
   opts = opts or {}
   if type(opts) ~= "table" then
@@ -254,7 +360,7 @@ function M.resolve(opts)
   end
   if type(opts.mcp) == "table" then
     check("mcp.", opts.mcp, mcp_schema, errs)
-    require("fido.mcp").check_servers(opts.mcp.servers, errs)
+    check_servers(opts.mcp.servers, errs)
   end
   if type(opts.review) == "table" then
     check("review.", opts.review, { keymaps = { { "table" } } }, errs)
@@ -276,9 +382,13 @@ function M.resolve(opts)
   return vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
 end
 
+--- The configuration in effect.
+---@type fido.Config
 M.values = vim.deepcopy(M.defaults)
 
 --- Applies opts; on error keeps the previous config and returns the message.
+---@param opts? fido.Config
+---@return string? err
 function M.set(opts)
   local cfg, err = M.resolve(opts)
   if not cfg then

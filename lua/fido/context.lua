@@ -3,7 +3,10 @@
 -- blocks attached to it (bounded, with a note when cut).
 local M = {}
 
-M.names = { "@buffer", "@diagnostics", "@diagnostics:all", "@quickfix", "@selection" }
+local mentions = require("fido.mentions")
+
+--- The editor mentions this module expands.
+M.names = mentions.EDITOR
 
 local MAX_BYTES = 64 * 1024 -- per block
 local MAX_ITEMS = 200 -- diagnostics or quickfix entries per block
@@ -43,7 +46,7 @@ local function target_buf()
 end
 
 local function label(buf)
-  return require("fido.mentions").relpath(buf) or ("[No Name] buffer " .. buf)
+  return mentions.relpath(buf) or ("[No Name] buffer " .. buf)
 end
 
 local function bounded(lines, what)

@@ -3,6 +3,9 @@
 local M = {}
 
 local config = require("fido.config")
+local lsp = require("fido.lsp")
+local mcp = require("fido.mcp")
+local status = require("fido.status")
 
 local state = {
   chan = nil, -- RPC channel of the running host
@@ -175,7 +178,7 @@ local function env()
   if next(rules) then
     map.FIDO_PERMISSIONS = vim.json.encode(rules)
   end
-  map.FIDO_MCP_CONFIG = require("fido.mcp").config_json(cfg.mcp)
+  map.FIDO_MCP_CONFIG = mcp.config_json(cfg.mcp)
   for k, v in pairs(map) do
     if v ~= nil and v ~= "" then
       e[k] = v
@@ -226,10 +229,8 @@ function M.start()
       if not expected then
         state.died = { code = code, log = M.log_path() }
       end
-      -- A turn that was running is over: stop the spinner.
-      pcall(function()
-        require("fido.bridge").host_exited()
-      end)
+      -- A turn that was running is over (the spinner stops).
+      status.host_exited()
     end,
   }
   -- 0.7 rejects an empty env table (E475): only pass one with entries.
@@ -317,9 +318,7 @@ function M.connected(chan)
   state.ready, state.died = true, nil
   -- Follow language servers from now on (which buffers still await their
   -- first diagnostics); a no-op before Neovim 0.8.
-  pcall(function()
-    require("fido.lsp").track()
-  end)
+  pcall(lsp.track)
   local group = vim.api.nvim_create_augroup("FidoHost", { clear = true })
   vim.api.nvim_create_autocmd("VimResized", {
     group = group,

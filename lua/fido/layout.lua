@@ -3,17 +3,16 @@
 local M = {}
 
 local api = vim.api
+local activity = require("fido.activity")
 local config = require("fido.config")
+local lualine = require("fido.lualine")
+local mentions = require("fido.mentions")
+local planwin = require("fido.planwin")
+local questions = require("fido.questions")
+local turn = require("fido.turn")
+local windows = require("fido.windows")
 
-local state = { tbuf = nil, ibuf = nil, twin = nil, iwin = nil }
-
-local function valid_buf(b)
-  return b ~= nil and api.nvim_buf_is_valid(b)
-end
-
-local function valid_win(w)
-  return w ~= nil and api.nvim_win_is_valid(w)
-end
+local state = { lualine_told = false }
 
 local function scratch(name, filetype)
   local existing = vim.fn.bufnr(name)
@@ -37,9 +36,7 @@ end
 local function map_answer_key(buf)
   local key = (config.values.questions or {}).key
   if type(key) == "string" and key ~= "" then
-    map(buf, "n", key, function()
-      require("fido.questions").answer_key()
-    end, "Fido: answer the waiting approval or question")
+    map(buf, "n", key, questions.answer_key, "Fido: answer the waiting approval or question")
   end
 end
 
@@ -52,7 +49,7 @@ function M.submit_input()
     return
   end
   api.nvim_buf_set_lines(b, 0, -1, false, {})
-  require("fido").submit(text)
+  turn.submit(text)
 end
 
 --- A cursor column past the end of any line (Neovim clamps it to the end).
@@ -60,79 +57,53 @@ M.END_COL = 2147483647
 
 --- The transcript buffer, created on first use.
 function M.transcript_buf()
-  if valid_buf(state.tbuf) and not api.nvim_buf_is_loaded(state.tbuf) then
-    vim.fn.bufload(state.tbuf) -- :bdelete unloaded it (the host resends its lines)
+  local b = windows.buf("transcript")
+  if b and not api.nvim_buf_is_loaded(b) then
+    vim.fn.bufload(b) -- :bdelete unloaded it (the host resends its lines)
   end
-  if not valid_buf(state.tbuf) then
-    state.tbuf = scratch("fido://transcript", "fido")
-    vim.bo[state.tbuf].modifiable = false
+  if not b then
+    b = scratch("fido://transcript", "fido")
+    windows.set_buf("transcript", b)
+    vim.bo[b].modifiable = false
     -- Only Fido writes it, through the API, in one never-closed undo block
     -- that would keep every line it ever replaced or trimmed.
-    vim.bo[state.tbuf].undolevels = -1
-    map(state.tbuf, "n", "<C-c>", function()
-      require("fido").cancel()
-    end, "Fido: cancel")
-    map(state.tbuf, "n", "i", function()
+    vim.bo[b].undolevels = -1
+    map(b, "n", "<C-c>", turn.cancel, "Fido: cancel")
+    map(b, "n", "i", function()
       M.open()
     end, "Fido: go to the input")
-    map_answer_key(state.tbuf)
+    map_answer_key(b)
   end
-  return state.tbuf
+  return b
 end
 
 --- The input buffer, created on first use.
 function M.input_buf()
-  if not valid_buf(state.ibuf) then
-    state.ibuf = scratch("fido://input", "fido_input")
-    map(state.ibuf, "n", "<CR>", M.submit_input, "Fido: submit")
-    map(state.ibuf, "i", "<C-s>", function()
+  local b = windows.buf("input")
+  if not b then
+    b = scratch("fido://input", "fido_input")
+    windows.set_buf("input", b)
+    map(b, "n", "<CR>", M.submit_input, "Fido: submit")
+    map(b, "i", "<C-s>", function()
       M.submit_input()
     end, "Fido: submit")
-    map(state.ibuf, { "n", "i" }, "<C-c>", function()
-      require("fido").cancel()
-    end, "Fido: cancel")
-    vim.bo[state.ibuf].omnifunc = "v:lua.require'fido.complete'.omnifunc"
-    map(state.ibuf, { "n", "i" }, "<C-o>", function()
-      require("fido.mentions").pick()
+    map(b, { "n", "i" }, "<C-c>", turn.cancel, "Fido: cancel")
+    vim.bo[b].omnifunc = "v:lua.require'fido.complete'.omnifunc"
+    map(b, { "n", "i" }, "<C-o>", function()
+      mentions.pick(function()
+        return M.input_win() or select(2, M.open(true))
+      end)
     end, "Fido: mention a workspace file")
-    map_answer_key(state.ibuf)
+    map_answer_key(b)
   end
-  return state.ibuf
-end
-
-local function find_win(buf)
-  local tab = api.nvim_get_current_tabpage()
-  for _, w in ipairs(api.nvim_tabpage_list_wins(tab)) do
-    if api.nvim_win_get_buf(w) == buf then
-      return w
-    end
-  end
-  return nil
+  return b
 end
 
 --- The transcript window in the current tab, or nil.
-function M.transcript_win()
-  if valid_win(state.twin) and api.nvim_win_get_buf(state.twin) == state.tbuf then
-    return state.twin
-  end
-  if valid_buf(state.tbuf) then
-    state.twin = find_win(state.tbuf)
-    return state.twin
-  end
-  return nil
-end
+M.transcript_win = windows.transcript_win
 
 --- The input window in the current tab, or nil.
-function M.input_win()
-  if valid_win(state.iwin) and api.nvim_win_get_buf(state.iwin) == state.ibuf then
-    return state.iwin
-  end
-  if valid_buf(state.ibuf) then
-    state.iwin = find_win(state.ibuf)
-    return state.iwin
-  end
-  return nil
-end
+M.input_win = windows.input_win
 
 local MIN_CODE = 20 -- columns (lines for "bottom") the code window keeps
 
@@ -245,11 +216,10 @@ function M.open(enter)
     if not (vim.w[twin].fido_styled and vim.w[iwin].fido_styled) then
       style_transcript(twin)
       style_input(iwin)
-      state.twin, state.iwin = twin, iwin
+      windows.set_win("transcript", twin)
+      windows.set_win("input", iwin)
       watch_resize()
-      pcall(function()
-        require("fido.activity").refresh()
-      end)
+      pcall(activity.refresh)
     end
     if enter then
       api.nvim_set_current_win(iwin)
@@ -286,13 +256,12 @@ function M.open(enter)
     api.nvim_win_set_buf(iwin, ibuf)
   end
   style_input(iwin)
-  state.twin, state.iwin = twin, iwin
+  windows.set_win("transcript", twin)
+  windows.set_win("input", iwin)
   watch_resize()
   if not state.lualine_told then
     state.lualine_told = true
-    local ok, missing = pcall(function()
-      return require("fido.health").lualine_missing()
-    end)
+    local ok, missing = pcall(lualine.missing)
     if ok and missing then
       vim.schedule(function()
         vim.notify(
@@ -312,12 +281,8 @@ function M.open(enter)
   elseif api.nvim_win_is_valid(prev) then
     api.nvim_set_current_win(prev)
   end
-  pcall(function()
-    require("fido.activity").refresh()
-  end)
-  pcall(function()
-    require("fido.planwin").refresh()
-  end)
+  pcall(activity.refresh)
+  pcall(planwin.refresh)
   return twin, iwin
 end
 
@@ -329,9 +294,7 @@ function M.close()
       pcall(api.nvim_win_close, w, true)
     end
   end
-  pcall(function()
-    require("fido.planwin").close()
-  end)
+  pcall(planwin.close)
 end
 
 --- Puts text into the input buffer (draft restore, mentions).

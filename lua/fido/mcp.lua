@@ -1,38 +1,11 @@
--- MCP glue: setup({ mcp = … }) checked and handed to the host as JSON, and
--- the servers' state the host pushes (for :checkhealth and the statusline).
+-- MCP glue: setup({ mcp = … }) handed to the host as JSON (fido.config
+-- checks it), and the servers' state the host pushes (for :checkhealth and
+-- the statusline).
 local M = {}
 
 -- Pushed by the host: { servers = { "name (source): state …", … },
 -- failed = { names } }. Prompt commands are completed through the host.
 M.state = { servers = {}, failed = {} }
-
---- Adds a message to errs for each malformed server entry.
-function M.check_servers(servers, errs)
-  if type(servers) ~= "table" then
-    return
-  end
-  for name, s in pairs(servers) do
-    local where = "mcp.servers." .. tostring(name)
-    if type(name) ~= "string" then
-      table.insert(errs, "mcp.servers keys must be server names")
-    elseif type(s) ~= "table" then
-      table.insert(errs, where .. " must be a table")
-    elseif (s.command == nil) == (s.url == nil) then
-      table.insert(errs, where .. " needs a command or a url (one of them)")
-    else
-      for _, k in ipairs({ "command", "url", "cwd" }) do
-        if s[k] ~= nil and type(s[k]) ~= "string" then
-          table.insert(errs, where .. "." .. k .. " must be a string")
-        end
-      end
-      for _, k in ipairs({ "args", "env", "headers" }) do
-        if s[k] ~= nil and type(s[k]) ~= "table" then
-          table.insert(errs, where .. "." .. k .. " must be a table")
-        end
-      end
-    end
-  end
-end
 
 -- vim.json encodes an empty table as a list; maps must stay objects.
 local function object(t)

@@ -1,7 +1,11 @@
--- Mentions: "@path:12-40" for lines of a buffer, workspace-relative.
+-- Mentions: "@path:12-40" for lines of a buffer, workspace-relative; the
+-- <C-o> file picker; "@path" and editor-mention completion.
 local M = {}
 
 local config = require("fido.config")
+
+--- The mentions of what the editor knows (fido.context expands them).
+M.EDITOR = { "@buffer", "@diagnostics", "@diagnostics:all", "@quickfix", "@selection" }
 
 --- The workspace root: setup's root, else the current directory.
 function M.root()
@@ -77,28 +81,31 @@ function M.files(root)
 end
 
 --- Picks a workspace file with vim.ui.select and inserts "@path " at the
---- cursor of the input window (<C-o> in the input). From insert mode it
---- leaves insert mode first: the picker opens on the next tick, in normal
---- mode, so pickers that start their own prompt get typed keys.
-function M.pick()
+--- cursor of the input window, which target() returns (opening it when
+--- needed; <C-o> in the input). From insert mode it leaves insert mode
+--- first: the picker opens on the next tick, in normal mode, so pickers that
+--- start their own prompt get typed keys.
+---@param target fun(): integer
+function M.pick(target)
   local insert = vim.api.nvim_get_mode().mode:sub(1, 1) == "i"
   if insert then
     -- Leaving insert mode moves the cursor left: keep where it was.
     local col = vim.api.nvim_win_get_cursor(0)[2]
     vim.cmd("stopinsert")
     vim.schedule(function()
-      M.open_picker(col)
+      M.open_picker(col, target)
     end)
     return
   end
-  M.open_picker(nil)
+  M.open_picker(nil, target)
 end
 
 --- The picker itself; insert_col is the insert-mode cursor column when <C-o>
 --- came from insert mode.
-function M.open_picker(insert_col)
+---@param insert_col integer?
+---@param target fun(): integer
+function M.open_picker(insert_col, target)
   local insert = insert_col ~= nil
-  local layout = require("fido.layout")
   local files = M.files()
   if #files == 0 then
     vim.notify("Fido: no files to mention in " .. M.root(), vim.log.levels.WARN, { title = "Fido" })
@@ -108,7 +115,7 @@ function M.open_picker(insert_col)
     if not choice then
       return
     end
-    local w = layout.input_win() or select(2, layout.open(true))
+    local w = target()
     vim.api.nvim_set_current_win(w)
     local row, col = unpack(vim.api.nvim_win_get_cursor(w))
     local line = vim.api.nvim_get_current_line()
@@ -134,7 +141,7 @@ local MAX_COMPLETIONS = 500
 function M.complete(arglead)
   local prefix = arglead:sub(2)
   local starts, contains = {}, {}
-  for _, name in ipairs(require("fido.context").names) do
+  for _, name in ipairs(M.EDITOR) do
     if name:sub(1, #arglead) == arglead then
       table.insert(starts, name)
     end

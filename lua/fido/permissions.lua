@@ -2,6 +2,8 @@
 -- :w removes that rule (the host keeps the rest).
 local M = {}
 
+local host = require("fido.host")
+
 local NAME = "fido://permissions"
 
 local function buffer()
@@ -18,7 +20,7 @@ local function buffer()
   vim.api.nvim_create_autocmd("BufWriteCmd", {
     buffer = buf,
     callback = function()
-      local chan = require("fido.host").chan()
+      local chan = host.chan()
       if not chan then
         vim.notify("Fido: the host is not running; nothing was changed", vim.log.levels.WARN, { title = "Fido" })
         return

@@ -6,6 +6,10 @@
 local M = {}
 
 local api = vim.api
+local highlights = require("fido.highlights")
+local host = require("fido.host")
+local status = require("fido.status")
+
 local ns = api.nvim_create_namespace("fido_plan")
 local BUF_NAME = "fido://plan"
 
@@ -16,21 +20,8 @@ local state = {
   closing = false, -- true while we close the float ourselves
 }
 
--- The RPC channel of the Go host (nil when it is not running).
-local function chan()
-  local ok, host = pcall(require, "fido.host")
-  if not ok or type(host) ~= "table" or type(host.chan) ~= "function" then
-    return nil
-  end
-  local ok2, c = pcall(host.chan)
-  if ok2 and type(c) == "number" and c > 0 then
-    return c
-  end
-  return nil
-end
-
 local function notify_host(method, ...)
-  local c = chan()
+  local c = host.chan()
   if c then
     pcall(vim.rpcnotify, c, method, ...)
   end
@@ -235,11 +226,10 @@ function M.apply(payload)
 end
 
 --- Whether a turn runs (the compact form is shown then).
+---@return boolean
 function M.running()
-  local ok, st = pcall(function()
-    return require("fido").status().state
-  end)
-  return ok and st ~= nil and st ~= "idle"
+  local st = status.get().state
+  return st ~= nil and st ~= "idle"
 end
 
 --- Whether the float shows the compact form.
@@ -291,8 +281,16 @@ function M.refresh()
   end
 end
 
-pcall(function()
-  require("fido.highlights").setup()
+highlights.setup()
+
+-- The float is compact while a turn runs, full when idle.
+local was_running = M.running()
+status.on_change(function()
+  local running = M.running()
+  if running ~= was_running then
+    was_running = running
+    M.refresh()
+  end
 end)
 
 return M

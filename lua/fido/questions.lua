@@ -26,7 +26,11 @@ local M = {}
 
 local api = vim.api
 local config = require("fido.config")
+local events = require("fido.events")
+local expert = require("fido.expert")
+local host = require("fido.host")
 local questionwin = require("fido.questionwin")
+local windows = require("fido.windows")
 
 M.QUIET_MS = 1000 -- no keystroke for this long before a question is drawn
 M.GUARD_MS = 500 -- drawn this long without a key before it takes the focus
@@ -69,8 +73,7 @@ vim.on_key(function()
 end, key_ns)
 
 local function fido_visible()
-  local layout = require("fido.layout")
-  return layout.transcript_win() ~= nil or layout.input_win() ~= nil
+  return windows.transcript_win() ~= nil or windows.input_win() ~= nil
 end
 
 -- Unsent text in Fido's input (the buffer is not created here).
@@ -343,7 +346,7 @@ local function announce(q, why)
   q.announced = true
   local what = q.approval and "an approval waits" or "a question waits"
   notify(string.format("Fido: %s; %s answers it", what, how()))
-  local chan = require("fido.host").chan()
+  local chan = host.chan()
   if chan then
     local when = why == "later" and "" or (" It opens by itself when " .. WHY[why] .. ".")
     pcall(
@@ -358,7 +361,7 @@ end
 -- Opening, answering, dismissing ---------------------------------------------
 
 local function send(q, value)
-  local chan = require("fido.host").chan()
+  local chan = host.chan()
   if chan then
     pcall(vim.rpcnotify, chan, "fido_answer", q.id, value == nil and vim.NIL or value)
   end
@@ -377,9 +380,7 @@ local function close_ui(q)
   end
   q.wins = {}
   if q.kind == "expert" then
-    pcall(function()
-      require("fido.expert").cancel()
-    end)
+    pcall(expert.cancel)
   end
   -- A picker's prompt left the editor in insert or terminal mode.
   local m = api.nvim_get_mode().mode:sub(1, 1)
@@ -509,7 +510,7 @@ local function draw(q)
       end,
       cancel = function()
         if live() then
-          local chan = require("fido.host").chan()
+          local chan = host.chan()
           if chan then
             pcall(vim.rpcnotify, chan, "fido_cancel")
           end
@@ -561,7 +562,7 @@ local function external(q)
         done(text)
       end)
     else
-      require("fido.expert").open(q.prompt, function(text)
+      expert.open(q.prompt, function(text)
         done(text)
       end)
     end
@@ -796,7 +797,7 @@ function M.push(q)
     q.announced = true
     notify("Fido: " .. (q.approval and "approval needed: " or "question: ") .. q.prompt .. " (:FidoApprove opens it)")
   end
-  require("fido.events").fire("FidoApprovalNeeded", {
+  events.fire("FidoApprovalNeeded", {
     id = q.id,
     kind = q.kind,
     approval = q.approval == true,

@@ -4,6 +4,8 @@
 local M = {}
 
 local api = vim.api
+local config = require("fido.config")
+local host = require("fido.host")
 local prefix = "fido://review/"
 
 -- The open review tab: its tabpage, files by absolute path, before buffers,
@@ -65,7 +67,7 @@ local function in_review_tab()
 end
 
 local function keymaps()
-  local cfg = require("fido.config").values.review or {}
+  local cfg = config.values.review or {}
   return vim.tbl_extend("force", { hunk = "gr", file = "gR", close = "q" }, cfg.keymaps or {})
 end
 
@@ -303,12 +305,12 @@ function M.revert(whole, reason)
   else
     req.path, req.in_before = vim.fn.resolve(vim.fn.fnamemodify(name, ":p")), false
   end
-  return require("fido.host").notify("fido_review", req)
+  return host.notify("fido_review", req)
 end
 
 --- :FidoReview [all].
 function M.review(arg)
-  return require("fido.host").notify("fido_review", { action = "open", all = arg == "all" })
+  return host.notify("fido_review", { action = "open", all = arg == "all" })
 end
 
 --- The preview float's window and buffer (for tests), or nil.

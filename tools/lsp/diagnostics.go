@@ -17,7 +17,7 @@ const maxMessage = 300
 
 // serious reports whether d is an error or a warning (what an edit report
 // lists; information and hints are left to lsp_diagnostics).
-func serious(d tools.Diagnostic) bool {
+func serious(d diagnostic) bool {
 	return d.Severity == "error" || d.Severity == "warning"
 }
 
@@ -26,9 +26,9 @@ func serious(d tools.Diagnostic) bool {
 // severity and source was at the same place before the edit (its line
 // shifted by the edit, or inside the block the edit replaced). m may be
 // nil (texts unknown): then message, severity and source alone match.
-func introduced(before, after []tools.Diagnostic, m *lineMap) []tools.Diagnostic {
+func introduced(before, after []diagnostic, m *lineMap) []diagnostic {
 	used := make([]bool, len(before))
-	var out []tools.Diagnostic
+	var out []diagnostic
 	for _, a := range after {
 		if !serious(a) {
 			continue
@@ -52,7 +52,7 @@ func introduced(before, after []tools.Diagnostic, m *lineMap) []tools.Diagnostic
 }
 
 // formatDiagnostic is one line: path:line:col: severity: message (source).
-func formatDiagnostic(path string, d tools.Diagnostic) string {
+func formatDiagnostic(path string, d diagnostic) string {
 	msg := text.Shorten(text.Collapse(d.Message), maxMessage)
 	s := fmt.Sprintf("%s:%d:%d: %s: %s", path, d.Line, d.Col, d.Severity, msg)
 	if d.Source != "" {
@@ -66,7 +66,9 @@ type editReport struct {
 	// display turns an absolute path into what the model sees.
 	display func(string) string
 	before  map[string]tools.FileDiagnostics // by path; missing: the file was new or unserved
-	texts   map[string][2][]byte             // by path: content before and after (nil when unknown)
+	// texts: by path, the content before and after (nil when unknown), which
+	// also gives the diagnostics their character columns.
+	texts map[string][2][]byte
 }
 
 // render appends the report for the files after the edit; "" when no
@@ -86,23 +88,25 @@ func (r editReport) render(after []tools.FileDiagnostics) string {
 			continue
 		}
 		prior, had := r.before[a.Path]
-		var intro []tools.Diagnostic
+		t := r.texts[a.Path]
+		now := diagnosticsOf(a.Path, a.Diagnostics, textLines(t[1]))
+		var intro []diagnostic
 		caveat := ""
 		switch {
 		case !had:
-			intro = introduced(nil, a.Diagnostics, nil)
+			intro = introduced(nil, now, nil)
 		case !prior.Fresh:
-			intro = introduced(nil, a.Diagnostics, nil)
+			intro = introduced(nil, now, nil)
 			caveat = " (the server had not reported on this file before the edit, so some may be older)"
 		default:
 			var m *lineMap
-			if t, ok := r.texts[a.Path]; ok && t[0] != nil && t[1] != nil {
+			if t[0] != nil && t[1] != nil {
 				m = newLineMap(t[0], t[1])
 			}
-			intro = introduced(prior.Diagnostics, a.Diagnostics, m)
+			intro = introduced(diagnosticsOf(a.Path, prior.Diagnostics, textLines(t[0])), now, m)
 		}
 		if len(intro) == 0 {
-			still := len(introduced(nil, a.Diagnostics, nil))
+			still := len(introduced(nil, now, nil))
 			if still > 0 {
 				fmt.Fprintf(&b, "LSP (%s): no new errors or warnings in %s (it still has %d from before).\n", servers, path, still)
 			} else {

@@ -33,34 +33,35 @@ func TestLineMap(t *testing.T) {
 }
 
 func TestIntroduced(t *testing.T) {
-	d := func(line int, sev, msg string) tools.Diagnostic {
-		return tools.Diagnostic{Line: line, Col: 2, Severity: sev, Message: msg, Source: "compiler"}
+	d := func(line int, sev, msg string) diagnostic {
+		return diagnostic{Line: line, Col: 2, Severity: sev, Message: msg, Source: "compiler"}
 	}
 	oldText := "package p\n\nfunc f() int {\n\treturn missing\n}\n"
 	newText := "package p\n\n// doc\n// more\nfunc f() int {\n\treturn missing\n}\n\nfunc g() { foo() }\n"
 	m := newLineMap([]byte(oldText), []byte(newText))
-	before := []tools.Diagnostic{d(4, "error", "undefined: missing"), d(1, "hint", "a hint")}
-	after := []tools.Diagnostic{
+	before := []diagnostic{d(4, "error", "undefined: missing"), d(1, "hint", "a hint")}
+	after := []diagnostic{
 		d(6, "error", "undefined: missing"), // moved by the two inserted lines: old
 		d(9, "error", "undefined: foo"),     // new
 		d(9, "hint", "another hint"),        // hints are not reported
 		d(9, "warning", "undefined: missing"),
 	}
 	got := introduced(before, after, m)
-	assert.Equal(t, []tools.Diagnostic{d(9, "error", "undefined: foo"), d(9, "warning", "undefined: missing")}, got)
+	assert.Equal(t, []diagnostic{d(9, "error", "undefined: foo"), d(9, "warning", "undefined: missing")}, got)
 
 	// The same message at another, unrelated place is new.
-	got = introduced(before, []tools.Diagnostic{d(6, "error", "undefined: missing"), d(9, "error", "undefined: missing")}, m)
-	assert.Equal(t, []tools.Diagnostic{d(9, "error", "undefined: missing")}, got)
+	got = introduced(before, []diagnostic{d(6, "error", "undefined: missing"), d(9, "error", "undefined: missing")}, m)
+	assert.Equal(t, []diagnostic{d(9, "error", "undefined: missing")}, got)
 
 	// Without texts, message, severity and source alone match (as a multiset).
-	got = introduced(before, []tools.Diagnostic{d(40, "error", "undefined: missing"), d(41, "error", "undefined: missing")}, nil)
-	assert.Equal(t, []tools.Diagnostic{d(41, "error", "undefined: missing")}, got)
+	got = introduced(before, []diagnostic{d(40, "error", "undefined: missing"), d(41, "error", "undefined: missing")}, nil)
+	assert.Equal(t, []diagnostic{d(41, "error", "undefined: missing")}, got)
 }
 
 func TestEditReport(t *testing.T) {
+	// As Neovim holds them: 0-based line, byte column 1 (character column 2).
 	diag := func(line int, msg string) tools.Diagnostic {
-		return tools.Diagnostic{Line: line, Col: 2, Severity: "error", Message: msg, Source: "compiler"}
+		return tools.Diagnostic{Line: line - 1, Col: 1, Severity: 1, Message: msg, Source: "compiler"}
 	}
 	r := editReport{
 		display: func(p string) string { return strings.TrimPrefix(p, "/w/") },

@@ -5,6 +5,12 @@
 // the editor's tools.LanguageServers capability (Neovim's vim.lsp); Fido runs
 // no language server of its own.
 //
-// It imports the tool contract (tools) and the workspace, nothing else of
-// Fido's; only the composition root imports it.
+// The editor passes the servers' answers up as they came; this package
+// reads them (reply.go) and converts positions (position.go): the LSP
+// position of the model's line and column or symbol, character columns of
+// the locations and diagnostics, each from the file's text read here (the
+// workspace through its sandbox, other files through tools/confined).
+//
+// It imports the tool contract (tools), the workspace and tools/confined,
+// nothing else of Fido's; only the composition root imports it.
 package lsp

@@ -1,13 +1,9 @@
 package lsp
 
-import (
-	"sort"
-
-	"github.com/fido-nvim/fido/tools"
-)
+import "sort"
 
 // sortDiagnostics orders by severity (errors first), then path, line, column.
-func sortDiagnostics(ds []tools.Diagnostic) {
+func sortDiagnostics(ds []diagnostic) {
 	sort.SliceStable(ds, func(i, j int) bool {
 		a, b := ds[i], ds[j]
 		ra, okA := severityRank[a.Severity]

@@ -73,33 +73,7 @@ func Tools(ws *workspace.Workspace) []tools.Tool {
 	}
 }
 
-// servers returns the editor's language servers, or the error result.
-func servers(ws *workspace.Workspace) (tools.LanguageServers, *tools.Result) {
-	if ls, ok := ws.Editor.(tools.LanguageServers); ok {
-		return ls, nil
-	}
-	res := tools.ErrorResult("no editor with language servers is connected (Fido uses Neovim's LSP client)")
-	return nil, &res
-}
-
-// ask runs q and turns failures into results: nil result means ans is good.
-func ask(ctx context.Context, ls tools.LanguageServers, q tools.LSPQuery) (tools.LSPAnswer, *tools.Result, error) {
-	ans, err := ls.LSPQuery(ctx, q)
-	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-			return ans, nil, err
-		}
-		res := tools.ErrorResult("%v", err)
-		return ans, &res, nil
-	}
-	if ans.Error != "" {
-		res := tools.ErrorResult("%s", ans.Error)
-		return ans, &res, nil
-	}
-	return ans, nil, nil
-}
-
-func formatLocation(root string, l tools.Location) string {
+func formatLocation(root string, l location) string {
 	p := display(root, l.Path)
 	s := fmt.Sprintf("%s:%d:%d", p, l.Line, l.Col)
 	if p == l.Path {
@@ -218,17 +192,18 @@ func (t *positionTool) run(ctx context.Context, p positionParams, limit int, lim
 	if fail != nil {
 		return *fail, nil
 	}
-	q := tools.LSPQuery{Method: t.method, Path: abs, Line: p.Line, Symbol: strings.TrimSpace(p.Symbol), Limit: limit}
-	if p.Column != nil {
-		q.Column = *p.Column
+	symbol := strings.TrimSpace(p.Symbol)
+	pos, fail := place(t.ws, abs, p.Line, p.Column, symbol)
+	if fail != nil {
+		return *fail, nil
 	}
-	ans, fail, err := ask(ctx, ls, q)
+	ans, fail, err := ask(ctx, t.ws, ls, tools.LSPQuery{Method: t.method, Path: abs, Position: &pos})
 	if fail != nil || err != nil {
 		return result(fail), err
 	}
 	where := fmt.Sprintf("%s:%d", t.ws.Sandbox.Rel(abs), p.Line)
-	if q.Symbol != "" {
-		where = q.Symbol + " at " + where
+	if symbol != "" {
+		where = symbol + " at " + where
 	}
 	if t.method == tools.LSPHover {
 		hover := strings.TrimSpace(ans.Hover)
@@ -310,7 +285,7 @@ func (t *symbolsTool) run(ctx context.Context, _ tools.Invocation, p symbolsPara
 	if fail != nil {
 		return *fail, nil
 	}
-	ans, fail, err := ask(ctx, ls, tools.LSPQuery{Method: tools.LSPSymbols, Query: strings.TrimSpace(p.Query), Limit: limit})
+	ans, fail, err := ask(ctx, t.ws, ls, tools.LSPQuery{Method: tools.LSPSymbols, Query: strings.TrimSpace(p.Query)})
 	if fail != nil || err != nil {
 		return result(fail), err
 	}
@@ -375,7 +350,7 @@ func (t *diagnosticsTool) run(ctx context.Context, _ tools.Invocation, p diagnos
 	if fail != nil {
 		return *fail, nil
 	}
-	ans, fail, err := ask(ctx, ls, q)
+	ans, fail, err := ask(ctx, t.ws, ls, q)
 	if fail != nil || err != nil {
 		return result(fail), err
 	}

@@ -3,8 +3,10 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -22,7 +24,7 @@ import (
 type fakeServers struct {
 	mu      sync.Mutex
 	queries []tools.LSPQuery
-	answer  tools.LSPAnswer
+	reply   tools.LSPReply
 	err     error
 	block   bool // LSPQuery waits for ctx
 
@@ -35,15 +37,25 @@ type fakeServers struct {
 func (f *fakeServers) Modified(context.Context, string) (bool, error) { return false, nil }
 func (f *fakeServers) Reload(context.Context, []string)               {}
 
-func (f *fakeServers) LSPQuery(ctx context.Context, q tools.LSPQuery) (tools.LSPAnswer, error) {
+func (f *fakeServers) LSPQuery(ctx context.Context, q tools.LSPQuery) (tools.LSPReply, error) {
 	f.mu.Lock()
 	f.queries = append(f.queries, q)
 	f.mu.Unlock()
 	if f.block {
 		<-ctx.Done()
-		return tools.LSPAnswer{}, ctx.Err()
+		return tools.LSPReply{}, ctx.Err()
 	}
-	return f.answer, f.err
+	return f.reply, f.err
+}
+
+// gopls is a reply of one server (UTF-16 positions) with result as JSON.
+func gopls(result string) tools.LSPReply {
+	return tools.LSPReply{Server: "gopls", Results: []tools.LSPResult{{Server: "gopls", Encoding: "utf-16", Result: json.RawMessage(result)}}}
+}
+
+// loc is an LSP Location (0-based line and character) in JSON.
+func loc(path string, line, char int) string {
+	return fmt.Sprintf(`{"uri":"file://%s","range":{"start":{"line":%d,"character":%d},"end":{"line":%d,"character":%d}}}`, path, line, char, line, char+1)
 }
 
 func (f *fakeServers) WatchDiagnostics(_ context.Context, paths []string) (tools.DiagnosticsWatch, error) {
@@ -97,32 +109,35 @@ func TestPositionTools(t *testing.T) {
 	require.NoError(t, err)
 	sub := tools.Invocation{Identity: tools.Identity{Role: tools.RoleSubagent}, DelegationDepth: 1}
 
-	fake.answer = tools.LSPAnswer{Server: "gopls", Locations: []tools.Location{
-		{Path: filepath.Join(ws.Root, "greet.go"), Line: 3, Col: 6, Text: "func greet() {}"},
-		{Path: "/usr/lib/go/src/fmt/print.go", Line: 10, Col: 1, Text: "func Println()"},
-	}}
+	outside := filepath.Join(t.TempDir(), "print.go")
+	require.NoError(t, os.WriteFile(outside, []byte("package fmt\n"+strings.Repeat("\n", 8)+"func Println()\n"), 0o644))
+	fake.reply = gopls("[" + loc(filepath.Join(ws.Root, "greet.go"), 2, 5) + "," + loc(outside, 9, 0) + "]")
 	res := invoke(t, reg, sub, "lsp_definition", `{"path":"main.go","line":3,"symbol":"greet"}`)
 	require.False(t, res.IsError, res.Content)
 	assert.Equal(t, "2 definitions of greet at main.go:3 (gopls):\n"+
 		"greet.go:3:6: func greet() {}\n"+
-		"/usr/lib/go/src/fmt/print.go:10:1 (outside the workspace): func Println()\n", res.Content)
-	assert.Equal(t, tools.LSPQuery{Method: "definition", Path: filepath.Join(ws.Root, "main.go"), Line: 3, Symbol: "greet", Limit: maxDefinitions}, fake.queries[0])
+		outside+":10:1 (outside the workspace): func Println()\n", res.Content)
+	assert.Equal(t, tools.LSPQuery{Method: "definition", Path: filepath.Join(ws.Root, "main.go"),
+		Position: &tools.LSPPosition{Line: 2, UTF8: 14, UTF16: 14, UTF32: 14}}, fake.queries[0])
 
-	// References: limit is passed on and what is left over is counted.
-	fake.answer = tools.LSPAnswer{Server: "gopls", Total: 7, Locations: []tools.Location{{Path: filepath.Join(ws.Root, "main.go"), Line: 3, Col: 15, Text: "func main() { greet() }"}}}
+	// References: what is over the limit is counted.
+	refs := []string{loc(filepath.Join(ws.Root, "main.go"), 2, 14)}
+	for i := range 6 {
+		refs = append(refs, loc(filepath.Join(ws.Root, "greet.go"), 0, i))
+	}
+	fake.reply = gopls("[" + strings.Join(refs, ",") + "]")
 	res = invoke(t, reg, tools.Invocation{}, "lsp_references", `{"path":"greet.go","line":3,"column":6,"limit":1}`)
 	require.False(t, res.IsError, res.Content)
 	assert.Contains(t, res.Content, "7 references of greet.go:3 (gopls):\nmain.go:3:15: func main() { greet() }\n[6 more not shown; pass a larger limit (up to 200) to see them]")
-	assert.Equal(t, 1, fake.queries[1].Limit)
-	assert.Equal(t, 6, fake.queries[1].Column)
+	assert.Equal(t, &tools.LSPPosition{Line: 2, UTF8: 5, UTF16: 5, UTF32: 5}, fake.queries[1].Position)
 
 	// Hover.
-	fake.answer = tools.LSPAnswer{Server: "gopls", Hover: "```go\nfunc greet()\n```"}
+	fake.reply = gopls(`{"contents":{"kind":"markdown","value":"` + "```go\\nfunc greet()\\n```" + `"}}`)
 	res = invoke(t, reg, tools.Invocation{}, "lsp_hover", `{"path":"main.go","line":3,"symbol":"greet"}`)
 	assert.Equal(t, "```go\nfunc greet()\n```", res.Content)
 
 	// A refusal from the editor reaches the model as a tool error.
-	fake.answer = tools.LSPAnswer{Error: "no language server is attached to notes.txt (filetype text)"}
+	fake.reply = tools.LSPReply{Error: "no language server is attached to notes.txt (filetype text)"}
 	res = invoke(t, reg, tools.Invocation{}, "lsp_definition", `{"path":"main.go","line":1,"column":1}`)
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Content, "lsp_definition: no language server is attached to notes.txt (filetype text)")
@@ -150,15 +165,14 @@ func TestSymbolsAndDiagnosticsTools(t *testing.T) {
 	ws := newWS(t, fake)
 	reg, err := tools.NewRegistry(Tools(ws)...)
 	require.NoError(t, err)
-	fake.answer = tools.LSPAnswer{Server: "gopls", Total: 1, Symbols: []tools.Symbol{{Name: "greet", Kind: "Function", Container: "main",
-		Location: tools.Location{Path: filepath.Join(ws.Root, "greet.go"), Line: 3, Col: 6, Text: "func greet() {}"}}}}
+	fake.reply = gopls(`[{"name":"greet","kind":12,"containerName":"main","location":` + loc(filepath.Join(ws.Root, "greet.go"), 2, 5) + `}]`)
 	res := invoke(t, reg, tools.Invocation{}, "lsp_symbols", `{"query":"gre"}`)
 	assert.Equal(t, "1 symbol matching \"gre\" (gopls):\nFunction main.greet — greet.go:3:6: func greet() {}\n", res.Content)
-	assert.Equal(t, defaultSymbols, fake.queries[0].Limit)
+	assert.Equal(t, tools.LSPQuery{Method: "symbols", Query: "gre"}, fake.queries[0])
 
-	fake.answer = tools.LSPAnswer{Diagnostics: []tools.Diagnostic{
-		{Path: filepath.Join(ws.Root, "main.go"), Line: 3, Col: 1, Severity: "warning", Message: "unused", Source: "unusedfunc"},
-		{Path: filepath.Join(ws.Root, "greet.go"), Line: 2, Col: 1, Severity: "error", Message: "undefined: x", Source: "compiler"},
+	fake.reply = tools.LSPReply{Files: []tools.FileDiagnostics{
+		{Path: filepath.Join(ws.Root, "main.go"), Diagnostics: []tools.Diagnostic{{Line: 2, Col: 0, Severity: 2, Message: "unused", Source: "unusedfunc"}}},
+		{Path: filepath.Join(ws.Root, "greet.go"), Diagnostics: []tools.Diagnostic{{Line: 1, Col: 0, Severity: 1, Message: "undefined: x", Source: "compiler"}}},
 	}}
 	res = invoke(t, reg, tools.Invocation{}, "lsp_diagnostics", `{}`)
 	assert.Equal(t, "1 error, 1 warning in the loaded buffers:\ngreet.go:2:1: error: undefined: x (compiler)\nmain.go:3:1: warning: unused (unusedfunc)\n", res.Content)
@@ -203,7 +217,7 @@ func TestPatchDiagnosticsInterceptor(t *testing.T) {
 	main := filepath.Join(ws.Root, "main.go")
 	fake.before = tools.DiagnosticsWatch{ID: 7, Files: []tools.FileDiagnostics{{Path: main, Servers: []string{"gopls"}, Fresh: true}}}
 	fake.after = []tools.FileDiagnostics{{Path: main, Servers: []string{"gopls"}, Fresh: true, Changed: true,
-		Diagnostics: []tools.Diagnostic{{Line: 3, Col: 15, Severity: "error", Message: "undefined: foo", Source: "compiler"}}}}
+		Diagnostics: []tools.Diagnostic{{Line: 2, Col: 14, Severity: 1, Message: "undefined: foo", Source: "compiler"}}}}
 	res := invoke(t, reg, tools.Invocation{}, "patch", `{"operations":[{"path":"main.go","search":"greet()","replace":"foo()"},{"path":"./main.go","search":"main","replace":"main"}]}`)
 	assert.Equal(t, [][]string{{main}}, fake.watched, "each path once")
 	assert.Equal(t, [][]string{{main}}, fake.settled, "only changed files settle")
@@ -233,7 +247,7 @@ func TestPatchDiagnosticsInterceptor(t *testing.T) {
 // before Neovim is asked to load it (a FIFO froze Neovim for 20 s); a
 // patch of such a path is not watched for diagnostics either.
 func TestLSPToolsNeverLoadNonRegularFiles(t *testing.T) {
-	fake := &fakeServers{answer: tools.LSPAnswer{Server: "gopls", Hover: "x"}}
+	fake := &fakeServers{reply: gopls(`{"contents":"x"}`)}
 	ws := newWS(t, fake)
 	require.NoError(t, syscall.Mkfifo(filepath.Join(ws.Root, "pipe.go"), 0o644))
 	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(ws.Root, "zero.go")))
