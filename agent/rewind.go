@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fido-nvim/fido/tools"
+	textfmt "github.com/fido-nvim/fido/tools/text"
 	"github.com/fido-nvim/fido/tools/workspace"
 )
 
@@ -75,7 +76,7 @@ func cmdRewind(s *Session, _ string) {
 	if len(cmds) > 0 {
 		preview += "; commands ran after it, their changes cannot be restored: " + strings.Join(cmds, "; ")
 	}
-	first := firstLine(userText(target.msg.Content), 50)
+	first := textfmt.ShortenTo(textfmt.FirstLine(userText(target.msg.Content)), 50)
 	mode, err := s.askRewind(ctx, first, userText(target.msg.Content), preview, plan, cmds)
 	if err != nil || mode < 0 || mode >= len(RewindChoices) || RewindChoices[mode] == RewindCancel {
 		s.screen.Notice("rewind cancelled")
@@ -181,7 +182,7 @@ func filesAfter(entries []workspace.UndoEntry, turn int) []string {
 }
 
 func turnLabel(m Message, files []string) string {
-	label := firstLine(userText(m.Content), 60)
+	label := textfmt.ShortenTo(textfmt.FirstLine(userText(m.Content)), 60)
 	if t, err := time.Parse(time.RFC3339, m.Time); err == nil {
 		label += "  · " + t.Local().Format("15:04")
 	}
@@ -209,7 +210,7 @@ func commandsAfter(msgs []Message) []string {
 				Command string `json:"command"`
 			}
 			_ = json.Unmarshal([]byte(c.Arguments), &a)
-			out = append(out, "`"+tools.ShortenTo(strings.TrimSpace(a.Command), 80)+"`")
+			out = append(out, "`"+textfmt.ShortenTo(strings.TrimSpace(a.Command), 80)+"`")
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fido-nvim/fido/agent/conversation"
 	"github.com/fido-nvim/fido/tools"
+	textfmt "github.com/fido-nvim/fido/tools/text"
 )
 
 // A turn: a user message admitted into the turn slot, the loop run with
@@ -41,7 +42,7 @@ func (s *Session) submitMessage(text string) {
 	case adm.after != nil:
 		go s.submitAfter(adm.after, text)
 	case adm.queued > 0:
-		s.screen.Notice(fmt.Sprintf("queued (%d): %s — sent when this turn ends; <C-c> cancels and puts it back in the input", adm.queued, firstLine(text, 60)))
+		s.screen.Notice(fmt.Sprintf("queued (%d): %s — sent when this turn ends; <C-c> cancels and puts it back in the input", adm.queued, textfmt.ShortenTo(textfmt.FirstLine(text), 60)))
 	case missingKey:
 		s.screen.Error(s.cfg.MissingKey)
 		s.restoreDraft(text)

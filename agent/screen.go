@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"strings"
 	"time"
 
 	"github.com/fido-nvim/fido/plan"
@@ -174,9 +173,4 @@ type ReviewItem struct {
 	Text string
 	// Edited marks a hunk someone else changed since Fido wrote it.
 	Edited bool
-}
-
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return tools.ShortenTo(s, n)
 }

@@ -97,7 +97,7 @@ func askQuestion(question string, items []string) tools.Question {
 	q := tools.Question{Prompt: question, Items: items, Safe: -1}
 	if strings.Contains(question, "\n") || utf8.RuneCountInString(question) > askPromptRunes {
 		first, _, _ := strings.Cut(question, "\n")
-		q.Prompt = tools.ShortenTo(strings.TrimSpace(first), askPromptRunes)
+		q.Prompt = text.ShortenTo(strings.TrimSpace(first), askPromptRunes)
 		q.Detail = question
 		q.DetailFiletype = "markdown"
 	}

@@ -196,7 +196,7 @@ func (t *BashTool) approve(ctx context.Context, callID, command string, timeout 
 		if !ok || strings.TrimSpace(reason) == "" {
 			return approval{}, bashDeclined("denied by the user", "the user denied running this command"), false
 		}
-		return approval{}, bashDeclined("denied: "+tools.ShortenTo(reason, 60), "the user denied running this command, saying: "+strings.TrimSpace(reason)), false
+		return approval{}, bashDeclined("denied: "+text.ShortenTo(reason, 60), "the user denied running this command, saying: "+strings.TrimSpace(reason)), false
 	case strings.HasPrefix(choice, BashAlwaysSession), strings.HasPrefix(choice, BashAlwaysWorkspace):
 		origin := permission.OriginSession
 		if strings.HasPrefix(choice, BashAlwaysWorkspace) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fido-nvim/fido/tools"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // execute runs the approved command (in the sandbox when box is set; see
@@ -124,7 +125,7 @@ func (t *BashTool) execute(ctx context.Context, command string, timeout time.Dur
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "command: %s\n", tools.OneLine(command, 200))
+	fmt.Fprintf(&b, "command: %s\n", text.Headline(command, 200))
 	fmt.Fprintf(&b, "status: %s\n", status)
 	fmt.Fprintf(&b, "duration: %s\n", shortDuration(elapsed))
 	box.describe(&b, sandboxed)

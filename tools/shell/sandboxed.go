@@ -16,6 +16,7 @@ import (
 	"github.com/fido-nvim/fido/tools/confined"
 	"github.com/fido-nvim/fido/tools/permission"
 	"github.com/fido-nvim/fido/tools/sandbox"
+	"github.com/fido-nvim/fido/tools/text"
 )
 
 // bash_exec in the OS sandbox (tools/sandbox). Who decides what: the
@@ -225,7 +226,7 @@ func safeName(s string) string {
 	if s == "" || s == "." || s == ".." {
 		return "_"
 	}
-	return tools.ShortenTo(s, 64)
+	return text.ShortenTo(s, 64)
 }
 
 // decided takes what the rules decided into the plan: the widening they
